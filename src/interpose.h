@@ -1,0 +1,66 @@
+/*
+ * interpose.h - how a wrapper reaches the real function and tells who
+ * called it.  Generated from rdmacm_api.def.
+ */
+#ifndef RC_INTERPOSE_H
+#define RC_INTERPOSE_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "rdmacheck.h"
+
+enum rc_fn {
+#define RC_API(how, ret, name, ...) RC_FN_##name,
+#include "rdmacm_api.def"
+#undef RC_API
+	RC_FN_COUNT
+};
+
+struct rc_fn_info {
+	const char *name;
+	const char *version;
+	const char *effect;	/* "" when the call changes no ownership */
+};
+
+extern const struct rc_fn_info rc_fn_info[RC_FN_COUNT];
+extern void *rc_real[RC_FN_COUNT];
+extern int rc_verbosity;	/* copy of rc_opt.verbosity for hot paths */
+
+void *rc_resolve(enum rc_fn fn);
+
+/* Note our own text as library code; from the constructor. */
+void rc_interpose_init(void);
+
+/* The real function, resolved once (dlvsym), NULL when missing. */
+static inline void *rc_real_fn(enum rc_fn fn)
+{
+	void *p = __atomic_load_n(&rc_real[fn], __ATOMIC_ACQUIRE);
+
+	return RC_LIKELY(p) ? p : rc_resolve(fn);
+}
+
+#define RC_REAL(name) \
+	((__typeof__(&name))rc_real_fn(RC_FN_##name))
+
+/*
+ * True when the return address lies in librdmacm's (or libibverbs', or our
+ * own) text: a library-internal call through the PLT.  Our own text counts
+ * because librdmacm tail-calls some exports (rdma_destroy_ep ends in a jump
+ * to rdma_destroy_id), which then return into the wrapper that called it.
+ */
+bool rc_caller_internal(uintptr_t ret_addr);
+
+/* Log a line for verbosity >= 1 (ownership) or 2 (every call). */
+void rc_trace_call(enum rc_fn fn, bool internal, const void *arg0);
+
+/* Make sure the constructor ran (wrappers may run before it). */
+void rc_ensure_init(void);
+
+/*
+ * Recursion guard: set while our own bookkeeping runs; a wrapper entered
+ * while it is set forwards untouched.
+ */
+extern RC_TLS int rc_busy;
+
+#endif

@@ -1,0 +1,134 @@
+/*
+ * ledger.c - the event ledger's questions: which events charged to an id
+ * (or fetched from a channel) are still unacked, who holds them, and which
+ * ids still use a channel.  The counters live in the registry records and
+ * are kept by wrap_event.c; the scans here run only when a counter says
+ * there is something to report, so the common path stays O(1).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "options.h"
+#include "wrap.h"
+
+static const char *const event_names[] = {
+	"ADDR_RESOLVED", "ADDR_ERROR", "ROUTE_RESOLVED", "ROUTE_ERROR",
+	"CONNECT_REQUEST", "CONNECT_RESPONSE", "CONNECT_ERROR", "UNREACHABLE",
+	"REJECTED", "ESTABLISHED", "DISCONNECTED", "DEVICE_REMOVAL",
+	"MULTICAST_JOIN", "MULTICAST_ERROR", "ADDR_CHANGE", "TIMEWAIT_EXIT",
+	"ADDRINFO_RESOLVED", "ADDRINFO_ERROR", "USER", "INTERNAL",
+};
+
+/* Our own names: a wrapper must not call rdma_event_str. */
+const char *rc_event_name(int type)
+{
+	if (type >= 0 && type < (int)RC_ARRAY_SIZE(event_names))
+		return event_names[type];
+	return "UNKNOWN";
+}
+
+struct scan_ctx {
+	enum { BY_ID, BY_CHANNEL } by;
+	struct rc_ref ref;
+	pid_t caller;
+	struct rc_ledger_scan *s;
+};
+
+static void scan_fn(const struct rc_obj *o, void *arg)
+{
+	struct scan_ctx *x = arg;
+	const struct rc_ref *r;
+	bool mine;
+
+	if (o->kind != RC_K_EVENT || o->destroyed || (o->flags & RC_F_LIB) ||
+	    o->pid != rc_pid())
+		return;
+	r = x->by == BY_ID ? &o->u.ev.id : &o->u.ev.channel;
+	if (r->h != x->ref.h || r->gen != x->ref.gen)
+		return;
+	mine = o->u.ev.holder == x->caller;
+	x->s->n++;
+	x->s->by_caller += mine;
+	if (x->s->f)
+		rc_finding_add(x->s->f, o, "%s, fetched by thread %d%s, not acked",
+			       rc_event_name(o->u.ev.type), o->u.ev.holder,
+			       mine ? " (the caller)" : "");
+}
+
+void rc_ledger_scan_id(const struct rc_obj *id, pid_t caller,
+		       struct rc_ledger_scan *s)
+{
+	struct scan_ctx x = { BY_ID, rc_ref_of(id), caller, s };
+
+	rc_reg_foreach(scan_fn, &x);
+}
+
+void rc_ledger_scan_channel(const struct rc_obj *ch, pid_t caller,
+			    struct rc_ledger_scan *s)
+{
+	struct scan_ctx x = { BY_CHANNEL, rc_ref_of(ch), caller, s };
+
+	rc_reg_foreach(scan_fn, &x);
+}
+
+struct ids_ctx {
+	struct rc_ref ch;
+	struct rc_finding *f;
+};
+
+static void ids_fn(const struct rc_obj *o, void *arg)
+{
+	struct ids_ctx *x = arg;
+
+	if (o->kind != RC_K_ID || o->destroyed || o->pid != rc_pid() ||
+	    o->u.id.channel.h != x->ch.h || o->u.id.channel.gen != x->ch.gen)
+		return;
+	rc_finding_add(x->f, o, o->flags & RC_F_CHILD ?
+		       "delivered by CONNECT_REQUEST, still alive" :
+		       "still alive");
+}
+
+void rc_ledger_ids_on_channel(const struct rc_obj *ch, struct rc_finding *f)
+{
+	struct ids_ctx x = { rc_ref_of(ch), f };
+
+	rc_reg_foreach(ids_fn, &x);
+}
+
+bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *id,
+			     enum rc_rule rule)
+{
+	struct rc_ledger_scan s = { 0 };
+	struct rc_finding f;
+	size_t len;
+	bool refuse;
+
+	if (id->u.id.unacked <= 0)
+		return true;
+	rc_finding_init(&f, rule, c, "x");
+	rc_finding_add(&f, id, NULL);
+	s.f = &f;
+	rc_ledger_scan_id(id, c->tid, &s);
+	if (!s.n)
+		return true;	/* acked meanwhile by another thread */
+	refuse = s.by_caller && rc_opt.protect;
+	len = snprintf(f.message, sizeof(f.message),
+		       "%s(%p): %u event%s charged to this cm id %s not acked",
+		       rc_fn_info[c->fn].name, (void *)id->handle, s.n,
+		       s.n == 1 ? "" : "s", s.n == 1 ? "is" : "are");
+	if (len >= sizeof(f.message))
+		len = sizeof(f.message) - 1;
+	if (s.by_caller)
+		snprintf(f.message + len, sizeof(f.message) - len,
+			 "; the calling thread holds %u, so the call would "
+			 "never return%s", s.by_caller,
+			 refuse ? " (not forwarded: returns -1/EBUSY)" : "");
+	else
+		snprintf(f.message + len, sizeof(f.message) - len,
+			 "; it blocks until another thread acks them");
+	rc_report(&f);
+	if (refuse)
+		errno = EBUSY;
+	return !refuse;
+}

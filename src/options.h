@@ -1,0 +1,34 @@
+/*
+ * options.h - RDMACHECK_OPTIONS, generated from options.def.
+ */
+#ifndef RC_OPTIONS_H
+#define RC_OPTIONS_H
+
+#include <stdbool.h>
+
+#define RC_OPTTYPE_BOOL bool
+#define RC_OPTTYPE_INT int
+#define RC_OPTTYPE_STR const char *
+
+struct rc_options {
+#define RC_OPT(type, name, def, min, max, help) RC_OPTTYPE_##type name;
+#include "options.def"
+#undef RC_OPT
+};
+
+extern struct rc_options rc_opt;
+
+/* Reset rc_opt to the defaults of options.def. */
+void rc_options_defaults(void);
+
+/*
+ * Parse "key=value:key=value" into rc_opt.  Unknown keys and bad values are
+ * reported once each on stderr (prefixed "rdmacheck: ") and ignored; never
+ * fails.  Returns the number of problems found.  Strings are copied.
+ */
+int rc_options_parse(const char *s);
+
+/* Expand %p to the pid into buf; returns buf ("" for NULL/empty tmpl). */
+char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len);
+
+#endif

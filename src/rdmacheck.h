@@ -1,0 +1,22 @@
+/*
+ * rdmacheck.h - what every part of the shim shares: the diagnostics
+ * channel for our own problems and the thread id helper.
+ */
+#ifndef RC_RDMACHECK_H
+#define RC_RDMACHECK_H
+
+#include <sys/types.h>
+
+#define RC_TLS __thread __attribute__((tls_model("initial-exec")))
+#define RC_LIKELY(x) __builtin_expect(!!(x), 1)
+#define RC_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#define RC_ARRAY_SIZE(a) (sizeof(a) / sizeof((a)[0]))
+
+/* An internal problem of rdmacheck itself: one line on stderr, no abort. */
+void rc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+
+/* The calling thread's kernel tid, cached per thread. */
+pid_t rc_gettid(void);
+void rc_gettid_atfork_child(void);
+
+#endif

@@ -1,0 +1,115 @@
+/*
+ * registry.h - every tracked object, by handle: a sharded open-addressing
+ * table of records, plus the bounded quarantine that keeps destroyed
+ * records (and their destroy stacks) for use-after-destroy and
+ * double-destroy reports.  Records are copied in and out; all changes to a
+ * live record happen under its shard lock through rc_reg_update().  No lock
+ * is ever held when a function here returns.
+ */
+#ifndef RC_REGISTRY_H
+#define RC_REGISTRY_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "report.h"
+#include "stack.h"
+
+/* A reference to another record: handle plus the generation it had. */
+struct rc_ref {
+	uintptr_t h;
+	uint32_t gen;
+};
+
+enum rc_obj_flags {
+	RC_F_LIB = 1 << 0,	/* owned by librdmacm, not the user */
+	RC_F_SYNC = 1 << 1,	/* id: synchronous (private channel) */
+	RC_F_EP = 1 << 2,	/* id: made by rdma_create_ep */
+	RC_F_CHILD = 1 << 3,	/* id: delivered by CONNECT_REQUEST */
+	RC_F_REJECTED = 1 << 4,	/* id: rdma_reject was called */
+	RC_F_VERBS_GONE = 1 << 5, /* qp: destroyed with ibv_destroy_qp */
+};
+
+struct rc_obj {
+	uintptr_t handle;	/* 0: empty slot */
+	uint32_t gen;		/* unique per registration, never 0 */
+	uint8_t kind;		/* enum rc_kind */
+	uint8_t destroyed;
+	uint16_t flags;
+	pid_t pid;		/* process that created it */
+	pid_t created_tid, destroyed_tid;
+	rc_stack_id created_stack, destroyed_stack;
+	union {
+		struct {
+			int nids;	/* live ids using this channel */
+			int unacked;	/* user-held events fetched here */
+			int waiters;	/* threads in rdma_get_cm_event */
+		} ch;
+		struct {
+			struct rc_ref channel;
+			struct rc_ref parent;	/* listener, for children */
+			int unacked;	/* user-held events charged here */
+			int lib_held;	/* library-held events charged */
+		} id;
+		struct {
+			struct rc_ref id;	/* charged id */
+			struct rc_ref channel;
+			uintptr_t ev_id;	/* event->id */
+			int type;
+			pid_t holder;		/* thread that fetched it */
+		} ev;
+		struct {
+			struct rc_ref id;	/* owning cm id */
+		} qp;
+	} u;
+};
+
+void rc_reg_init(void);
+
+/*
+ * Register o (its handle must be non-zero), replacing any record, live or
+ * destroyed, at that handle.  Fills o->gen and returns it (0 when the
+ * registry could not grow: the object is untracked, see rc_reg_degraded).
+ */
+uint32_t rc_reg_insert(struct rc_obj *o);
+
+/* Copy the record at h into *out; false when there is none. */
+bool rc_reg_get(uintptr_t h, struct rc_obj *out);
+
+/*
+ * Run fn on the record at h under its shard lock, if it exists and (when
+ * gen is non-zero) still has that generation.  fn must not call anything
+ * that takes a lock.  Returns false when there was no such record.
+ */
+bool rc_reg_update(uintptr_t h, uint32_t gen,
+		   void (*fn)(struct rc_obj *o, void *arg), void *arg);
+
+/* Add delta to an int field of a live record (by offset); see RC_REG_ADD. */
+void rc_reg_add(struct rc_ref ref, unsigned offset, int delta);
+#define RC_REG_ADD(ref, field, delta) \
+	rc_reg_add((ref), __builtin_offsetof(struct rc_obj, field), (delta))
+
+/*
+ * Mark the record destroyed (with the destroying thread and stack) if it
+ * still has generation gen, and queue it in the quarantine; the oldest
+ * quarantined records are forgotten when it is full.
+ */
+bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st);
+
+/*
+ * Call fn on a copy of every record (live and quarantined), shard by
+ * shard; fn runs without any registry lock held.
+ */
+void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg);
+
+/* True once an object could not be registered: unknown-handle checks are
+ * then unreliable and are skipped rather than refusing a legal call. */
+bool rc_reg_degraded(void);
+
+/* Live records (for tests and statistics). */
+unsigned long rc_reg_live(void);
+
+void rc_reg_atfork_child(void);
+
+#endif

@@ -1,0 +1,118 @@
+/*
+ * report.h - findings: what a check produces, and the collector that
+ * applies suppressions, counts, prints text reports, keeps what the JSON
+ * report needs, and decides the exit status.
+ */
+#ifndef RC_REPORT_H
+#define RC_REPORT_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+#include "rules.h"
+#include "stack.h"
+
+/* Kinds of tracked objects; the names are the JSON "kind" strings. */
+#define RC_KINDS(X) \
+	X(CHANNEL, "channel", "event channel") \
+	X(ID, "id", "cm id") \
+	X(EVENT, "event", "cm event") \
+	X(QP, "qp", "QP") \
+	X(SRQ, "srq", "SRQ") \
+	X(MCAST, "multicast", "multicast join") \
+	X(ADDRINFO, "addrinfo", "addrinfo list") \
+	X(DEVLIST, "device_list", "device list")
+
+enum rc_kind {
+#define X(e, json, text) RC_K_##e,
+	RC_KINDS(X)
+#undef X
+	RC_K_COUNT
+};
+
+const char *rc_kind_json(enum rc_kind k);	/* "channel", ... */
+const char *rc_kind_text(enum rc_kind k);	/* "event channel", ... */
+
+/* An object a finding names, with where it was created and destroyed. */
+struct rc_objref {
+	enum rc_kind kind;
+	uintptr_t handle;
+	pid_t created_tid;
+	rc_stack_id created_stack;
+	bool destroyed;
+	pid_t destroyed_tid;
+	rc_stack_id destroyed_stack;
+	char note[96];		/* role in this finding, e.g. "fetched by
+				 * thread 1234 (the caller)"; may be empty */
+};
+
+#define RC_MAX_OBJS 8
+
+struct rc_finding {
+	enum rc_rule rule;
+	const char *call;	/* intercepted function, or NULL (leaks) */
+	char message[256];	/* one line, no rule id, no newline */
+	unsigned count;		/* > 1 for grouped leaks */
+	bool suppressed;	/* set by rc_report() */
+	pid_t tid;		/* thread that made the call (0 for leaks) */
+	rc_stack_id stack;	/* the call's stack (leaks: creation stack) */
+	unsigned nobjs;		/* entries used in objs */
+	unsigned more_objs;	/* objects named but not stored */
+	struct rc_objref objs[RC_MAX_OBJS];
+};
+
+/* Open log_path, load suppressions; after rc_options_parse(). */
+void rc_report_init(void);
+
+/*
+ * Record a finding: match suppressions (sets f->suppressed), count it,
+ * print the text block (unless suppressed), keep a copy for the JSON
+ * report, and abort when halt_on_error is set and it is an error.
+ * Thread-safe; never call from a signal handler.
+ */
+void rc_report(struct rc_finding *f);
+
+/* Print a one-line note to the log ("==pid== rdmacheck: ..."). */
+void rc_report_note(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+struct rc_summary {
+	unsigned errors, warnings, leaks, suppressed;
+};
+void rc_report_summary(struct rc_summary *s);
+
+/*
+ * Write the JSON report (if the json option is set) atomically (temp file
+ * + rename).  status: "exited", "crashed" or "snapshot".  crash_safe:
+ * called from a fatal-signal handler: take no blocking lock (trylock and
+ * give up), allocate nothing new where avoidable.
+ */
+void rc_report_write_json(const char *status, bool crash_safe);
+
+/* Print the summary line to the log. */
+void rc_report_print_summary(void);
+
+/*
+ * The exit status to force at exit: rc_opt.exitcode when unsuppressed
+ * errors or leaks remain (warnings do not count), else -1 (leave it).
+ */
+int rc_report_exit_status(void);
+
+/*
+ * Re-initialise locks in a fork()ed child.  The child starts with no
+ * findings (one report per process) and reopens a log_path with %p.
+ */
+void rc_report_atfork_child(void);
+
+/* Forget all findings and counts (tests; the fork child). */
+void rc_report_reset(void);
+
+/*
+ * True once halt_on_error fired: the JSON report is written and abort()
+ * follows; a SIGABRT handler should not write a "crashed" report over it
+ * (rc_report_write_json(..., true) already returns without writing).
+ */
+bool rc_report_halted(void);
+
+#endif

@@ -1,0 +1,64 @@
+/*
+ * stack.h - stack capture and the stack depot.
+ *
+ * Stacks are captured with libunwind's unw_backtrace (dlopen()ed with
+ * RTLD_LOCAL, never linked: libunwind.so.8 exports backtrace() and the
+ * _Unwind_* ABI and would take over the host's C++ exceptions), or with
+ * libgcc's _Unwind_Backtrace when libunwind is absent.  Each unique stack is
+ * stored once in an append-only depot; objects keep a 32-bit id.  Raw PCs
+ * only: symbolization happens when a report is written (symbolize.h).
+ * Never call these from a signal handler.
+ */
+#ifndef RC_STACK_H
+#define RC_STACK_H
+
+#include <stdint.h>
+
+typedef uint32_t rc_stack_id;		/* 0 means "no stack" */
+
+#define RC_STACK_MAX_DEPTH 64
+
+/* Load the unwinder; call once from the constructor. Idempotent. */
+void rc_stack_init(void);
+
+/* Frames kept per stack from now on (clamped to 1..RC_STACK_MAX_DEPTH). */
+void rc_stack_set_depth(unsigned depth);
+
+/*
+ * Capture the calling thread's stack, dropping the leading frames that are
+ * inside librdmacheck.so itself, so frame #0 is the caller of the
+ * intercepted function.  Returns the depot id, 0 on failure.
+ */
+rc_stack_id rc_stack_capture(void);
+
+/* The frames of a stored stack; returns their number (0 for id 0). */
+unsigned rc_stack_frames(rc_stack_id id, const uintptr_t **pcs);
+
+/* "libunwind", "libgcc" or "none": which unwinder is in use. */
+const char *rc_stack_unwinder(void);
+
+/* Number of distinct stacks stored (for tests and statistics). */
+unsigned rc_stack_depot_size(void);
+
+/*
+ * Select the unwinder by name ("libunwind", "libgcc" or "none"); returns 0,
+ * or -1 when it cannot be loaded (the current one stays).  For tests and an
+ * --unwinder option; not meant to race with captures.
+ */
+int rc_stack_use_unwinder(const char *name);
+
+/*
+ * The "self range": leading frames whose pc lies in [lo, hi) are dropped
+ * (after the frame inside rc_stack_capture() itself, which always is).
+ * rc_stack_init() sets it to the executable PT_LOAD segment holding
+ * stack.c, i.e. librdmacheck.so's text.  Tests that link stack.c into the
+ * test program set it to the range of their fake interposer instead;
+ * lo == hi drops only the rc_stack_capture() frame.
+ */
+void rc_stack_set_self_range(uintptr_t lo, uintptr_t hi);
+void rc_stack_get_self_range(uintptr_t *lo, uintptr_t *hi);
+
+/* Re-initialise locks in a fork()ed child. */
+void rc_stack_atfork_child(void);
+
+#endif

@@ -1,0 +1,39 @@
+/*
+ * symbolize.h - pc -> module, offset, function (and file:line when the
+ * module has DWARF line tables).  Used only when a report is written.
+ * Results are cached once per unique PC; the strings stay valid until exit.
+ */
+#ifndef RC_SYMBOLIZE_H
+#define RC_SYMBOLIZE_H
+
+#include <stdint.h>
+
+struct rc_frame {
+	uintptr_t pc;		/* as captured (a return address) */
+	const char *module;	/* path of the ELF object, or NULL */
+	uintptr_t offset;	/* pc - module load base */
+	const char *function;	/* symbol name, or NULL */
+	const char *file;	/* source file, or NULL */
+	unsigned line;		/* 0 when unknown */
+};
+
+/*
+ * Fill *out for pc.  PCs are return addresses, so the lookup uses pc - 1.
+ * Never fails hard: unknown parts are NULL/0.  Thread-safe.
+ */
+void rc_symbolize(uintptr_t pc, struct rc_frame *out);
+
+/*
+ * Symbolize an offset (a return address minus the load base, as in
+ * rc_frame.offset) in an ELF file that need not be loaded: for tests and
+ * offline tools.  The file is read afresh on each call, and out's strings
+ * stay valid only until the next call.  Returns -1 if the file cannot be
+ * opened.
+ */
+int rc_symbolize_file(const char *path, uintptr_t offset,
+		      struct rc_frame *out);
+
+/* Re-initialise the lock in a fork()ed child. */
+void rc_symbolize_atfork_child(void);
+
+#endif

@@ -1,0 +1,42 @@
+/*
+ * util.c - small shared helpers: our own diagnostics and the cached tid.
+ */
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+
+#include "rdmacheck.h"
+
+void rc_warn(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "rdmacheck: warning: ");
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	/* One write(2): lines from threads do not interleave. */
+	if (write(STDERR_FILENO, buf, n) < 0)
+		return;
+}
+
+static RC_TLS pid_t cached_tid;
+
+pid_t rc_gettid(void)
+{
+	if (RC_UNLIKELY(!cached_tid))
+		cached_tid = (pid_t)syscall(SYS_gettid);
+	return cached_tid;
+}
+
+void rc_gettid_atfork_child(void)
+{
+	cached_tid = 0;
+}

@@ -1,0 +1,109 @@
+/*
+ * wrap.h - what the hand-written wrappers share: the per-call context,
+ * handle validation with its standard findings, and finding builders.
+ * Every wrapper reads as: classify -> check rules -> forward (or refuse)
+ * -> record the outcome.
+ */
+#ifndef RC_WRAP_H
+#define RC_WRAP_H
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "interpose.h"
+#include "registry.h"
+#include "report.h"
+
+struct rc_call {
+	enum rc_fn fn;
+	bool internal;		/* made by librdmacm itself */
+	bool skip;		/* our own code re-entered: track nothing */
+	pid_t tid;
+	rc_stack_id stack;	/* captured on first use */
+};
+
+/* Start a call: init check, recursion guard, classification. */
+void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr);
+
+/* The call's stack, captured once. */
+rc_stack_id rc_call_stack(struct rc_call *c);
+
+/* The cached pid of this process (updated in fork children). */
+pid_t rc_pid(void);
+
+/* What a handle argument turned out to be. */
+enum rc_handle_state {
+	RC_H_LIVE,		/* a live object of the expected kind */
+	RC_H_UNKNOWN,		/* never returned by a create call */
+	RC_H_DESTROYED,		/* destroyed or freed earlier */
+};
+
+enum rc_handle_use {
+	RC_USE,			/* any call that takes the handle */
+	RC_DESTROY,		/* a destroy or free */
+};
+
+/*
+ * Validate a handle a user call passes.  Reports use-after-destroy,
+ * double-destroy or unknown-handle when it is not live.  Returns true when
+ * the call may go on (o filled when live; o->handle 0 otherwise), false
+ * when it must be refused (protect=1; errno is set to EINVAL).
+ */
+bool rc_require(struct rc_call *c, enum rc_kind kind, const void *h,
+		enum rc_handle_use use, struct rc_obj *o);
+
+/* The generated CHECK wrappers: first argument must be a live id. */
+bool rc_check_id_call(enum rc_fn fn, const void *id, uintptr_t ret_addr);
+
+/* Finding builders. */
+void rc_finding_init(struct rc_finding *f, enum rc_rule rule,
+		     struct rc_call *c, const char *fmt, ...)
+	__attribute__((format(printf, 4, 5)));
+void rc_finding_add(struct rc_finding *f, const struct rc_obj *o,
+		    const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+
+/* A reference to o (for cross links between records). */
+static inline struct rc_ref rc_ref_of(const struct rc_obj *o)
+{
+	return (struct rc_ref){ o->handle, o->gen };
+}
+
+/* A fresh record for an object this call created (not yet inserted). */
+void rc_obj_init(struct rc_call *c, enum rc_kind kind, const void *h,
+		 unsigned flags, struct rc_obj *o);
+
+/* Register a new object created by this call. */
+uint32_t rc_track(struct rc_call *c, enum rc_kind kind, const void *h,
+		  unsigned flags, struct rc_obj *out);
+
+/* Mark o destroyed by this call. */
+void rc_untrack(struct rc_call *c, const struct rc_obj *o);
+
+/* ledger.c: events charged to an id or fetched from a channel. */
+struct rc_ledger_scan {
+	unsigned n;		/* user-held events found */
+	unsigned by_caller;	/* of those, held by the calling thread */
+	struct rc_finding *f;	/* events are added to it, may be NULL */
+};
+void rc_ledger_scan_id(const struct rc_obj *id, pid_t caller,
+		       struct rc_ledger_scan *s);
+void rc_ledger_scan_channel(const struct rc_obj *ch, pid_t caller,
+			    struct rc_ledger_scan *s);
+void rc_ledger_ids_on_channel(const struct rc_obj *ch, struct rc_finding *f);
+
+/*
+ * The unacked-events check of rdma_destroy_id/_ep and rdma_migrate_id.
+ * Returns false when the call must be refused (the caller itself holds an
+ * event, so the real call could never return).
+ */
+bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *id,
+			     enum rc_rule rule);
+
+/* Our own event names: a wrapper must not call rdma_event_str. */
+const char *rc_event_name(int type);
+
+/* Read a field of a cm id we know is live. */
+#define RC_ID(o) ((struct rdma_cm_id *)(o)->handle)
+
+#endif

@@ -1,0 +1,100 @@
+/*
+ * wrap_channel.c - event channels: creation (user channels and the
+ * private channels librdmacm makes for synchronous ids) and destruction
+ * with its checks (channel-destroy-with-ids,
+ * channel-destroy-with-unacked-events, destroy-private-channel).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <rdma/rdma_cma.h>
+
+#include "options.h"
+#include "wrap.h"
+
+struct rdma_event_channel *rdma_create_event_channel(void)
+{
+	struct rdma_event_channel *ch;
+	struct rc_call c;
+
+	if (!RC_REAL(rdma_create_event_channel)) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	rc_call_begin(&c, RC_FN_rdma_create_event_channel,
+		      (uintptr_t)__builtin_return_address(0));
+	ch = RC_REAL(rdma_create_event_channel)();
+	if (ch && !c.skip)
+		rc_track(&c, RC_K_CHANNEL, ch, c.internal ? RC_F_LIB : 0,
+			 NULL);
+	return ch;
+}
+
+static void check_destroy(struct rc_call *c, const struct rc_obj *ch)
+{
+	struct rc_ledger_scan s = { 0 };
+	struct rc_finding f;
+
+	if (ch->flags & RC_F_LIB) {
+		rc_finding_init(&f, RC_R_DESTROY_PRIVATE_CHANNEL, c,
+				"rdma_destroy_event_channel(%p): this channel "
+				"belongs to a synchronous cm id; librdmacm "
+				"will destroy it again", (void *)ch->handle);
+		rc_finding_add(&f, ch, NULL);
+		rc_report(&f);
+	}
+	if (ch->u.ch.nids > 0) {
+		rc_finding_init(&f, RC_R_CHANNEL_DESTROY_WITH_IDS, c,
+				"rdma_destroy_event_channel(%p): %d cm id%s "
+				"still use%s this channel",
+				(void *)ch->handle, ch->u.ch.nids,
+				ch->u.ch.nids == 1 ? "" : "s",
+				ch->u.ch.nids == 1 ? "s" : "");
+		rc_finding_add(&f, ch, NULL);
+		rc_ledger_ids_on_channel(ch, &f);
+		rc_report(&f);
+	}
+	if (ch->u.ch.unacked > 0) {
+		rc_finding_init(&f, RC_R_CHANNEL_DESTROY_WITH_UNACKED_EVENTS,
+				c, "x");
+		rc_finding_add(&f, ch, NULL);
+		s.f = &f;
+		rc_ledger_scan_channel(ch, c->tid, &s);
+		snprintf(f.message, sizeof(f.message),
+			 "rdma_destroy_event_channel(%p): %u event%s fetched "
+			 "from this channel %s not acked",
+			 (void *)ch->handle, s.n, s.n == 1 ? "" : "s",
+			 s.n == 1 ? "is" : "are");
+		if (s.n)
+			rc_report(&f);
+	}
+}
+
+void rdma_destroy_event_channel(struct rdma_event_channel *channel)
+{
+	struct rc_call c;
+	struct rc_obj ch;
+
+	if (!RC_REAL(rdma_destroy_event_channel))
+		return;
+	rc_call_begin(&c, RC_FN_rdma_destroy_event_channel,
+		      (uintptr_t)__builtin_return_address(0));
+	if (c.skip) {
+		RC_REAL(rdma_destroy_event_channel)(channel);
+		return;
+	}
+	if (c.internal) {
+		if (rc_reg_get((uintptr_t)channel, &ch) &&
+		    ch.kind == RC_K_CHANNEL && !ch.destroyed)
+			rc_untrack(&c, &ch);
+	} else {
+		if (!rc_require(&c, RC_K_CHANNEL, channel, RC_DESTROY, &ch))
+			return;
+		if (ch.handle) {
+			check_destroy(&c, &ch);
+			/* Before forwarding: the address may be reused at
+			 * once by another thread's create. */
+			rc_untrack(&c, &ch);
+		}
+	}
+	RC_REAL(rdma_destroy_event_channel)(channel);
+}

@@ -1,0 +1,187 @@
+/*
+ * wrap_common.c - the machinery every wrapper uses: the call context,
+ * handle validation and its standard findings (use-after-destroy,
+ * double-destroy, unknown-handle), and the builders for findings and
+ * records.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "wrap.h"
+
+static pid_t cached_pid;
+
+pid_t rc_pid(void)
+{
+	if (RC_UNLIKELY(!cached_pid))
+		cached_pid = getpid();
+	return cached_pid;
+}
+
+void rc_pid_atfork_child(void)
+{
+	cached_pid = getpid();
+}
+
+void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
+{
+	rc_ensure_init();
+	c->fn = fn;
+	c->skip = rc_busy != 0;
+	c->internal = rc_caller_internal(ret_addr);
+	c->tid = rc_gettid();
+	c->stack = 0;
+	if (RC_UNLIKELY(rc_verbosity) && !c->skip &&
+	    (rc_verbosity >= 2 || rc_fn_info[fn].effect[0]))
+		rc_trace_call(fn, c->internal, NULL);
+}
+
+rc_stack_id rc_call_stack(struct rc_call *c)
+{
+	if (!c->stack) {
+		rc_busy++;
+		c->stack = rc_stack_capture();
+		rc_busy--;
+	}
+	return c->stack;
+}
+
+void rc_finding_init(struct rc_finding *f, enum rc_rule rule,
+		     struct rc_call *c, const char *fmt, ...)
+{
+	va_list ap;
+
+	memset(f, 0, sizeof(*f));
+	f->rule = rule;
+	f->count = 1;
+	if (c) {
+		f->call = rc_fn_info[c->fn].name;
+		f->tid = c->tid;
+		f->stack = rc_call_stack(c);
+	}
+	va_start(ap, fmt);
+	vsnprintf(f->message, sizeof(f->message), fmt, ap);
+	va_end(ap);
+}
+
+void rc_finding_add(struct rc_finding *f, const struct rc_obj *o,
+		    const char *fmt, ...)
+{
+	struct rc_objref *r;
+	va_list ap;
+
+	if (f->nobjs == RC_MAX_OBJS) {
+		f->more_objs++;
+		return;
+	}
+	r = &f->objs[f->nobjs++];
+	r->kind = o->kind;
+	r->handle = o->handle;
+	r->created_tid = o->created_tid;
+	r->created_stack = o->created_stack;
+	r->destroyed = o->destroyed;
+	r->destroyed_tid = o->destroyed_tid;
+	r->destroyed_stack = o->destroyed_stack;
+	r->note[0] = 0;
+	if (fmt) {
+		va_start(ap, fmt);
+		vsnprintf(r->note, sizeof(r->note), fmt, ap);
+		va_end(ap);
+	}
+}
+
+static const char *const use_verb[] = {
+	[RC_USE] = "use", [RC_DESTROY] = "destroy",
+};
+
+bool rc_require(struct rc_call *c, enum rc_kind kind, const void *h,
+		enum rc_handle_use use, struct rc_obj *o)
+{
+	struct rc_finding f;
+	const char *name = rc_fn_info[c->fn].name;
+	bool known;
+
+	known = rc_reg_get((uintptr_t)h, o);
+	if (known && o->kind == kind && !o->destroyed)
+		return true;
+	if (known && o->kind == kind) {
+		if (use == RC_DESTROY)
+			rc_finding_init(&f, RC_R_DOUBLE_DESTROY, c,
+					"%s(%p): %s already destroyed",
+					name, h, rc_kind_text(kind));
+		else
+			rc_finding_init(&f, RC_R_USE_AFTER_DESTROY, c,
+					"%s(%p): %s used after it was destroyed",
+					name, h, rc_kind_text(kind));
+		rc_finding_add(&f, o, NULL);
+	} else {
+		if (rc_reg_degraded())
+			goto pass;	/* we may have missed its creation */
+		if (known && !o->destroyed)
+			rc_finding_init(&f, RC_R_UNKNOWN_HANDLE, c,
+					"%s(%p): not a %s but a live %s",
+					name, h, rc_kind_text(kind),
+					rc_kind_text(o->kind));
+		else
+			rc_finding_init(&f, RC_R_UNKNOWN_HANDLE, c,
+					"%s(%p): %s that no create call returned",
+					name, h, rc_kind_text(kind));
+		if (known)
+			rc_finding_add(&f, o, "what this address was");
+	}
+	if (rc_opt.protect)
+		snprintf(f.message + strlen(f.message),
+			 sizeof(f.message) - strlen(f.message),
+			 "; the %s was not forwarded", use_verb[use]);
+	rc_report(&f);
+pass:
+	memset(o, 0, sizeof(*o));
+	if (!rc_opt.protect)
+		return true;
+	errno = EINVAL;
+	return false;
+}
+
+bool rc_check_id_call(enum rc_fn fn, const void *id, uintptr_t ret_addr)
+{
+	struct rc_call c;
+	struct rc_obj o;
+
+	rc_call_begin(&c, fn, ret_addr);
+	if (c.skip || c.internal)
+		return true;
+	return rc_require(&c, RC_K_ID, id, RC_USE, &o);
+}
+
+void rc_obj_init(struct rc_call *c, enum rc_kind kind, const void *h,
+		 unsigned flags, struct rc_obj *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->handle = (uintptr_t)h;
+	o->kind = kind;
+	o->flags = flags;
+	o->pid = rc_pid();
+	o->created_tid = c->tid;
+	o->created_stack = rc_call_stack(c);
+}
+
+uint32_t rc_track(struct rc_call *c, enum rc_kind kind, const void *h,
+		  unsigned flags, struct rc_obj *out)
+{
+	struct rc_obj o;
+
+	rc_obj_init(c, kind, h, flags, &o);
+	rc_reg_insert(&o);
+	if (out)
+		*out = o;
+	return o.gen;
+}
+
+void rc_untrack(struct rc_call *c, const struct rc_obj *o)
+{
+	rc_reg_destroy(o->handle, o->gen, c->tid, rc_call_stack(c));
+}

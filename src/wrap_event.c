@@ -1,0 +1,190 @@
+/*
+ * wrap_event.c - the event ledger's entries: rdma_get_cm_event charges
+ * each event to an id (CONNECT_REQUEST to the listener) and to its channel,
+ * records who fetched it, and registers the new id a CONNECT_REQUEST
+ * carries; rdma_ack_cm_event checks event-double-ack, event-ack-unknown
+ * and ack-library-owned-event and settles the accounts.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <rdma/rdma_cma.h>
+
+#include "options.h"
+#include "wrap.h"
+
+void rc_track_id(struct rc_call *c, struct rdma_cm_id *id, unsigned flags,
+		 const struct rc_obj *parent, struct rc_obj *out);
+
+struct child_arg {
+	struct rc_ref parent;
+	bool user;
+};
+
+static void child_fn(struct rc_obj *o, void *arg)
+{
+	struct child_arg *a = arg;
+
+	o->flags |= RC_F_CHILD;
+	o->u.id.parent = a->parent;
+	if (a->user)
+		o->flags &= ~RC_F_LIB;
+}
+
+/* The new id of a CONNECT_REQUEST: known already if it was migrated. */
+static void track_child(struct rc_call *c, struct rdma_cm_event *ev,
+			const struct rc_obj *listener)
+{
+	struct child_arg a = { { 0, 0 }, !c->internal };
+
+	if (listener)
+		a.parent = rc_ref_of(listener);
+	if (!rc_reg_update((uintptr_t)ev->id, 0, child_fn, &a))
+		rc_track_id(c, ev->id, RC_F_CHILD |
+			    (c->internal ? RC_F_LIB : 0), listener, NULL);
+}
+
+int rdma_get_cm_event(struct rdma_event_channel *channel,
+		      struct rdma_cm_event **event)
+{
+	struct rc_obj ch, id, e;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *charged;
+	struct rc_finding f;
+	struct rc_call c;
+	int ret;
+
+	if (!RC_REAL(rdma_get_cm_event)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	rc_call_begin(&c, RC_FN_rdma_get_cm_event,
+		      (uintptr_t)__builtin_return_address(0));
+	if (c.skip)
+		return RC_REAL(rdma_get_cm_event)(channel, event);
+	ch.handle = 0;
+	if (!c.internal) {
+		if (!rc_require(&c, RC_K_CHANNEL, channel, RC_USE, &ch))
+			return -1;
+		if (ch.handle && (ch.flags & RC_F_LIB)) {
+			rc_finding_init(&f, RC_R_GET_EVENT_ON_PRIVATE_CHANNEL,
+					&c, "rdma_get_cm_event(%p): this is the "
+					"private channel of a synchronous cm "
+					"id; the event belongs to librdmacm",
+					(void *)channel);
+			rc_finding_add(&f, &ch, NULL);
+			rc_report(&f);
+		}
+	} else if (!rc_reg_get((uintptr_t)channel, &ch) ||
+		   ch.kind != RC_K_CHANNEL || ch.destroyed) {
+		ch.handle = 0;
+	}
+	if (ch.handle)
+		RC_REG_ADD(rc_ref_of(&ch), u.ch.waiters, 1);
+	ret = RC_REAL(rdma_get_cm_event)(channel, event);
+	if (ch.handle)
+		RC_REG_ADD(rc_ref_of(&ch), u.ch.waiters, -1);
+	if (ret || !event || !*event)
+		return ret;
+
+	ev = *event;
+	charged = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ?
+		  ev->listen_id : ev->id;
+	if (!rc_reg_get((uintptr_t)charged, &id) || id.kind != RC_K_ID ||
+	    id.destroyed)
+		id.handle = 0;
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && ev->id)
+		track_child(&c, ev, id.handle ? &id : NULL);
+
+	rc_obj_init(&c, RC_K_EVENT, ev, c.internal ? RC_F_LIB : 0, &e);
+	if (id.handle)
+		e.u.ev.id = rc_ref_of(&id);
+	if (ch.handle)
+		e.u.ev.channel = rc_ref_of(&ch);
+	e.u.ev.ev_id = (uintptr_t)ev->id;
+	e.u.ev.type = ev->event;
+	e.u.ev.holder = c.tid;
+	if (!rc_reg_insert(&e))
+		return ret;
+	if (c.internal) {
+		RC_REG_ADD(e.u.ev.id, u.id.lib_held, 1);
+	} else {
+		RC_REG_ADD(e.u.ev.id, u.id.unacked, 1);
+		RC_REG_ADD(e.u.ev.channel, u.ch.unacked, 1);
+	}
+	return ret;
+}
+
+/* Settle the accounts of an event about to be freed. */
+static void settle(struct rc_call *c, const struct rc_obj *e)
+{
+	if (!rc_reg_destroy(e->handle, e->gen, c->tid, rc_call_stack(c)))
+		return;
+	if (e->flags & RC_F_LIB) {
+		RC_REG_ADD(e->u.ev.id, u.id.lib_held, -1);
+	} else {
+		RC_REG_ADD(e->u.ev.id, u.id.unacked, -1);
+		RC_REG_ADD(e->u.ev.channel, u.ch.unacked, -1);
+	}
+}
+
+int rdma_ack_cm_event(struct rdma_cm_event *event)
+{
+	struct rc_finding f;
+	struct rc_call c;
+	struct rc_obj e;
+	bool known;
+
+	if (!RC_REAL(rdma_ack_cm_event)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	rc_call_begin(&c, RC_FN_rdma_ack_cm_event,
+		      (uintptr_t)__builtin_return_address(0));
+	if (c.skip)
+		return RC_REAL(rdma_ack_cm_event)(event);
+	known = rc_reg_get((uintptr_t)event, &e) && e.kind == RC_K_EVENT;
+	if (c.internal) {
+		if (known && !e.destroyed)
+			settle(&c, &e);
+		return RC_REAL(rdma_ack_cm_event)(event);
+	}
+	if (known && e.destroyed) {
+		rc_finding_init(&f, RC_R_EVENT_DOUBLE_ACK, &c,
+				"rdma_ack_cm_event(%p): event already acked "
+				"(a double free)%s", (void *)event,
+				rc_opt.protect ? "; not forwarded" : "");
+		rc_finding_add(&f, &e, "%s event", rc_event_name(e.u.ev.type));
+		rc_report(&f);
+		if (rc_opt.protect) {
+			errno = EINVAL;
+			return -1;
+		}
+	} else if (!known && !rc_reg_degraded()) {
+		rc_finding_init(&f, RC_R_EVENT_ACK_UNKNOWN, &c,
+				"rdma_ack_cm_event(%p): not an event from "
+				"rdma_get_cm_event%s", (void *)event,
+				event && rc_opt.protect ?
+				"; not forwarded" : "");
+		rc_report(&f);
+		/* NULL is harmless: the library answers EINVAL. */
+		if (event && rc_opt.protect) {
+			errno = EINVAL;
+			return -1;
+		}
+	} else if (known && (e.flags & RC_F_LIB)) {
+		rc_finding_init(&f, RC_R_ACK_LIBRARY_OWNED_EVENT, &c,
+				"rdma_ack_cm_event(%p): librdmacm fetched this "
+				"event and will ack it itself%s",
+				(void *)event,
+				rc_opt.protect ? "; not forwarded" : "");
+		rc_finding_add(&f, &e, "%s event", rc_event_name(e.u.ev.type));
+		rc_report(&f);
+		if (rc_opt.protect)
+			return 0;
+	}
+	/* Settle first: once freed, the address may come back at once. */
+	if (known && !e.destroyed)
+		settle(&c, &e);
+	return RC_REAL(rdma_ack_cm_event)(event);
+}

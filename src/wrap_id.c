@@ -1,0 +1,317 @@
+/*
+ * wrap_id.c - cm ids: creation (user, synchronous, endpoint), migration
+ * between channels, rdma_get_request's children, and destruction with its
+ * checks (id-destroy-with-unacked-events, migrate-with-unacked-events,
+ * id-destroy-with-qp, endpoint-destroyed-with-destroy-id).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <rdma/rdma_cma.h>
+
+#include "options.h"
+#include "wrap.h"
+
+void rc_qp_set_owner(const struct rc_obj *id);
+
+/* The channel record an id points at, as a reference (0 if untracked). */
+static struct rc_ref channel_ref(struct rdma_event_channel *ch)
+{
+	struct rc_obj o;
+
+	if (ch && rc_reg_get((uintptr_t)ch, &o) && o.kind == RC_K_CHANNEL &&
+	    !o.destroyed)
+		return rc_ref_of(&o);
+	return (struct rc_ref){ 0, 0 };
+}
+
+/* Register an id this call produced; it joins its channel's id count. */
+void rc_track_id(struct rc_call *c, struct rdma_cm_id *id, unsigned flags,
+		 const struct rc_obj *parent, struct rc_obj *out)
+{
+	struct rc_obj o;
+
+	rc_obj_init(c, RC_K_ID, id, flags, &o);
+	o.u.id.channel = channel_ref(id->channel);
+	if (parent)
+		o.u.id.parent = rc_ref_of(parent);
+	if (rc_reg_insert(&o))
+		RC_REG_ADD(o.u.id.channel, u.ch.nids, 1);
+	if (out)
+		*out = o;
+}
+
+static void id_destroyed(struct rc_call *c, const struct rc_obj *o)
+{
+	if (rc_reg_destroy(o->handle, o->gen, c->tid, rc_call_stack(c)))
+		RC_REG_ADD(o->u.id.channel, u.ch.nids, -1);
+}
+
+int rdma_create_id(struct rdma_event_channel *channel,
+		   struct rdma_cm_id **id, void *context,
+		   enum rdma_port_space ps)
+{
+	struct rc_call c;
+	struct rc_obj ch;
+	int ret;
+
+	if (!RC_REAL(rdma_create_id)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	rc_call_begin(&c, RC_FN_rdma_create_id,
+		      (uintptr_t)__builtin_return_address(0));
+	if (!c.skip && !c.internal && channel &&
+	    !rc_require(&c, RC_K_CHANNEL, channel, RC_USE, &ch))
+		return -1;
+	ret = RC_REAL(rdma_create_id)(channel, id, context, ps);
+	if (ret == 0 && !c.skip && id && *id)
+		rc_track_id(&c, *id, (channel ? 0 : RC_F_SYNC) |
+			    (c.internal ? RC_F_LIB : 0), NULL, NULL);
+	return ret;
+}
+
+/* id->qp still set, and not taken away with ibv_destroy_qp? */
+static void check_qp(struct rc_call *c, const struct rc_obj *o)
+{
+	struct ibv_qp *qp = RC_ID(o)->qp;
+	struct rc_finding f;
+	struct rc_obj q;
+	bool known;
+
+	if (!qp)
+		return;
+	known = rc_reg_get((uintptr_t)qp, &q) && q.kind == RC_K_QP;
+	if (known && q.destroyed)
+		return;		/* destroyed with ibv_destroy_qp */
+	rc_finding_init(&f, RC_R_ID_DESTROY_WITH_QP, c,
+			"%s(%p): the cm id still has QP %p; the QP, its "
+			"CQs and completion channels leak (call "
+			"rdma_destroy_qp first)", rc_fn_info[c->fn].name,
+			(void *)o->handle, (void *)qp);
+	rc_finding_add(&f, o, NULL);
+	if (known)
+		rc_finding_add(&f, &q, NULL);
+	rc_report(&f);
+}
+
+int rdma_destroy_id(struct rdma_cm_id *id)
+{
+	struct rc_finding f;
+	struct rc_call c;
+	struct rc_obj o;
+	int ret;
+
+	if (!RC_REAL(rdma_destroy_id)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	rc_call_begin(&c, RC_FN_rdma_destroy_id,
+		      (uintptr_t)__builtin_return_address(0));
+	if (c.skip)
+		return RC_REAL(rdma_destroy_id)(id);
+	if (c.internal) {
+		if (!rc_reg_get((uintptr_t)id, &o) || o.kind != RC_K_ID ||
+		    o.destroyed)
+			o.handle = 0;
+	} else {
+		if (!rc_require(&c, RC_K_ID, id, RC_DESTROY, &o))
+			return -1;
+		if (o.handle && !rc_ledger_check_unacked(&c, &o,
+				RC_R_ID_DESTROY_WITH_UNACKED_EVENTS))
+			return -1;
+		if (o.handle)
+			check_qp(&c, &o);
+		if (o.handle && (o.flags & RC_F_EP)) {
+			rc_finding_init(&f,
+				RC_R_ENDPOINT_DESTROYED_WITH_DESTROY_ID, &c,
+				"rdma_destroy_id(%p): this id was made by "
+				"rdma_create_ep; release it with "
+				"rdma_destroy_ep", (void *)id);
+			rc_finding_add(&f, &o, NULL);
+			rc_report(&f);
+		}
+	}
+	ret = RC_REAL(rdma_destroy_id)(id);
+	if (ret == 0 && o.handle)
+		id_destroyed(&c, &o);
+	return ret;
+}
+
+int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
+		   struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct rc_call c;
+	struct rc_obj ai;
+	int ret;
+
+	if (!RC_REAL(rdma_create_ep)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	rc_call_begin(&c, RC_FN_rdma_create_ep,
+		      (uintptr_t)__builtin_return_address(0));
+	/*
+	 * Only a freed list is an error: programs may build an
+	 * rdma_addrinfo of their own, which we never saw created.
+	 */
+	if (!c.skip && !c.internal && res &&
+	    rc_reg_get((uintptr_t)res, &ai) && ai.kind == RC_K_ADDRINFO &&
+	    ai.destroyed && !rc_require(&c, RC_K_ADDRINFO, res, RC_USE, &ai))
+		return -1;
+	ret = RC_REAL(rdma_create_ep)(id, res, pd, qp_init_attr);
+	if (ret == 0 && !c.skip && id && *id) {
+		rc_track_id(&c, *id, RC_F_SYNC | RC_F_EP |
+			    (c.internal ? RC_F_LIB : 0), NULL, &ai);
+		rc_qp_set_owner(&ai);
+	}
+	return ret;
+}
+
+void rdma_destroy_ep(struct rdma_cm_id *id)
+{
+	struct rc_call c;
+	struct rc_obj o;
+
+	if (!RC_REAL(rdma_destroy_ep))
+		return;
+	rc_call_begin(&c, RC_FN_rdma_destroy_ep,
+		      (uintptr_t)__builtin_return_address(0));
+	if (!c.skip && !c.internal) {
+		if (!rc_require(&c, RC_K_ID, id, RC_DESTROY, &o))
+			return;
+		if (o.handle && !rc_ledger_check_unacked(&c, &o,
+				RC_R_ID_DESTROY_WITH_UNACKED_EVENTS))
+			return;
+	}
+	/* The QP, SRQ and id are released by the nested calls. */
+	RC_REAL(rdma_destroy_ep)(id);
+}
+
+struct move_arg {
+	struct rc_ref channel;
+	bool sync;
+	bool user;
+};
+
+static void move_fn(struct rc_obj *o, void *arg)
+{
+	struct move_arg *a = arg;
+
+	o->u.id.channel = a->channel;
+	if (a->sync)
+		o->flags |= RC_F_SYNC;
+	else
+		o->flags &= ~RC_F_SYNC;
+}
+
+int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
+{
+	struct rc_finding f;
+	struct move_arg a;
+	struct rc_call c;
+	struct rc_obj o, ch;
+	int ret;
+
+	if (!RC_REAL(rdma_migrate_id)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	rc_call_begin(&c, RC_FN_rdma_migrate_id,
+		      (uintptr_t)__builtin_return_address(0));
+	if (c.skip)
+		return RC_REAL(rdma_migrate_id)(id, channel);
+	if (c.internal) {
+		if (!rc_reg_get((uintptr_t)id, &o) || o.kind != RC_K_ID ||
+		    o.destroyed)
+			o.handle = 0;
+	} else {
+		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
+			return -1;
+		if (channel &&
+		    !rc_require(&c, RC_K_CHANNEL, channel, RC_USE, &ch))
+			return -1;
+		if (o.handle && !channel && (o.flags & RC_F_SYNC)) {
+			rc_finding_init(&f, RC_R_MIGRATE_SYNC_TO_SYNC, &c,
+					"rdma_migrate_id(%p, NULL): the id is "
+					"already synchronous (EINVAL)",
+					(void *)id);
+			rc_finding_add(&f, &o, NULL);
+			rc_report(&f);
+		}
+		if (o.handle && !rc_ledger_check_unacked(&c, &o,
+				RC_R_MIGRATE_WITH_UNACKED_EVENTS))
+			return -1;
+	}
+	ret = RC_REAL(rdma_migrate_id)(id, channel);
+	if (ret)
+		return ret;
+	if (!o.handle) {
+		/*
+		 * librdmacm migrates a connect request's new id to a private
+		 * channel before handing the event out: first sight of it.
+		 */
+		rc_track_id(&c, id, RC_F_SYNC | RC_F_LIB, NULL, NULL);
+		return ret;
+	}
+	a.channel = channel_ref(id->channel);
+	a.sync = channel == NULL;
+	if (rc_reg_update(o.handle, o.gen, move_fn, &a)) {
+		RC_REG_ADD(o.u.id.channel, u.ch.nids, -1);
+		RC_REG_ADD(a.channel, u.ch.nids, 1);
+	}
+	return ret;
+}
+
+struct adopt_arg {
+	struct rc_ref parent;
+};
+
+/* A child of rdma_get_request now belongs to the user. */
+static void adopt_fn(struct rc_obj *o, void *arg)
+{
+	struct adopt_arg *a = arg;
+
+	o->flags &= ~RC_F_LIB;
+	o->flags |= RC_F_CHILD | RC_F_SYNC;
+	o->u.id.parent = a->parent;
+}
+
+int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
+{
+	struct rc_finding f;
+	struct adopt_arg a;
+	struct rc_call c;
+	struct rc_obj o;
+	int ret;
+
+	if (!RC_REAL(rdma_get_request)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	rc_call_begin(&c, RC_FN_rdma_get_request,
+		      (uintptr_t)__builtin_return_address(0));
+	o.handle = 0;
+	if (!c.skip && !c.internal) {
+		if (!rc_require(&c, RC_K_ID, listen, RC_USE, &o))
+			return -1;
+		if (o.handle && !(o.flags & RC_F_SYNC)) {
+			rc_finding_init(&f, RC_R_GET_REQUEST_ON_ASYNC_LISTENER,
+					&c, "rdma_get_request(%p): the listener "
+					"has a user event channel (EINVAL); "
+					"use rdma_get_cm_event",
+					(void *)listen);
+			rc_finding_add(&f, &o, NULL);
+			rc_report(&f);
+		}
+	}
+	ret = RC_REAL(rdma_get_request)(listen, id);
+	/* rsocket's listen thread keeps its children: library-owned. */
+	if (ret || c.skip || c.internal || !id || !*id)
+		return ret;
+	a.parent = o.handle ? rc_ref_of(&o) : (struct rc_ref){ 0, 0 };
+	if (!rc_reg_update((uintptr_t)*id, 0, adopt_fn, &a))
+		rc_track_id(&c, *id, RC_F_CHILD | RC_F_SYNC,
+			    o.handle ? &o : NULL, NULL);
+	return ret;
+}

@@ -1,0 +1,112 @@
+/*
+ * wrap_misc.c - the lists librdmacm hands out (rdma_getaddrinfo's
+ * addrinfo lists, rdma_get_devices' arrays) and rfcntl, the one variadic
+ * export, which needs a hand-written forwarder.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <rdma/rdma_cma.h>
+#include <rdma/rsocket.h>
+
+#include "options.h"
+#include "wrap.h"
+
+int rdma_getaddrinfo(const char *node, const char *service,
+		     const struct rdma_addrinfo *hints,
+		     struct rdma_addrinfo **res)
+{
+	struct rc_call c;
+	int ret;
+
+	if (!RC_REAL(rdma_getaddrinfo)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	rc_call_begin(&c, RC_FN_rdma_getaddrinfo,
+		      (uintptr_t)__builtin_return_address(0));
+	ret = RC_REAL(rdma_getaddrinfo)(node, service, hints, res);
+	if (ret == 0 && !c.skip && res && *res)
+		rc_track(&c, RC_K_ADDRINFO, *res, c.internal ? RC_F_LIB : 0,
+			 NULL);
+	return ret;
+}
+
+void rdma_freeaddrinfo(struct rdma_addrinfo *res)
+{
+	struct rc_call c;
+	struct rc_obj o;
+
+	if (!RC_REAL(rdma_freeaddrinfo))
+		return;
+	rc_call_begin(&c, RC_FN_rdma_freeaddrinfo,
+		      (uintptr_t)__builtin_return_address(0));
+	if (!c.skip && res) {	/* NULL is a documented no-op */
+		if (c.internal) {
+			if (rc_reg_get((uintptr_t)res, &o) &&
+			    o.kind == RC_K_ADDRINFO && !o.destroyed)
+				rc_untrack(&c, &o);
+		} else {
+			if (!rc_require(&c, RC_K_ADDRINFO, res, RC_DESTROY,
+					&o))
+				return;
+			if (o.handle)
+				rc_untrack(&c, &o);
+		}
+	}
+	RC_REAL(rdma_freeaddrinfo)(res);
+}
+
+struct ibv_context **rdma_get_devices(int *num_devices)
+{
+	struct ibv_context **list;
+	struct rc_call c;
+
+	if (!RC_REAL(rdma_get_devices)) {
+		if (num_devices)
+			*num_devices = 0;
+		errno = ENOSYS;
+		return NULL;
+	}
+	rc_call_begin(&c, RC_FN_rdma_get_devices,
+		      (uintptr_t)__builtin_return_address(0));
+	list = RC_REAL(rdma_get_devices)(num_devices);
+	if (list && !c.skip)
+		rc_track(&c, RC_K_DEVLIST, list, c.internal ? RC_F_LIB : 0,
+			 NULL);
+	return list;
+}
+
+void rdma_free_devices(struct ibv_context **list)
+{
+	struct rc_call c;
+	struct rc_obj o;
+
+	if (!RC_REAL(rdma_free_devices))
+		return;
+	rc_call_begin(&c, RC_FN_rdma_free_devices,
+		      (uintptr_t)__builtin_return_address(0));
+	if (!c.skip && !c.internal) {
+		if (!rc_require(&c, RC_K_DEVLIST, list, RC_DESTROY, &o))
+			return;
+		if (o.handle)
+			rc_untrack(&c, &o);
+	}
+	RC_REAL(rdma_free_devices)(list);
+}
+
+int rfcntl(int socket, int cmd, ...)
+{
+	va_list ap;
+	long arg;
+
+	if (!RC_REAL(rfcntl)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	/* Every rfcntl command takes at most one int-sized argument. */
+	va_start(ap, cmd);
+	arg = va_arg(ap, long);
+	va_end(ap);
+	return RC_REAL(rfcntl)(socket, cmd, arg);
+}

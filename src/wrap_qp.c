@@ -1,0 +1,206 @@
+/*
+ * wrap_qp.c - QPs made through rdmacm: creation (rdma_create_qp and the
+ * _ex variant it calls), destruction with rdma_destroy_qp, and QPs taken
+ * away behind rdmacm's back with ibv_destroy_qp (rping does that before
+ * rdma_destroy_id).  Checks create-qp-twice, create-qp-unbound,
+ * destroy-qp-without-qp and library-object-destroyed-by-user.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <rdma/rdma_cma.h>
+
+#include "options.h"
+#include "wrap.h"
+
+/* Before forwarding a user's create: the id must be able to take a QP. */
+static bool check_create(struct rc_call *c, struct rdma_cm_id *id,
+			 const struct rc_obj *o, bool have_pd)
+{
+	struct rc_finding f;
+
+	if (id->qp) {
+		rc_finding_init(&f, RC_R_CREATE_QP_TWICE, c,
+				"%s(%p): the cm id already has QP %p (EINVAL)",
+				rc_fn_info[c->fn].name, (void *)id,
+				(void *)id->qp);
+		rc_finding_add(&f, o, NULL);
+		rc_report(&f);
+		return true;
+	}
+	if (id->verbs)
+		return true;
+	rc_finding_init(&f, RC_R_CREATE_QP_UNBOUND, c,
+			"%s(%p): the cm id is not bound to a device yet "
+			"(resolve or bind an address first)%s",
+			rc_fn_info[c->fn].name, (void *)id,
+			!have_pd && rc_opt.protect ?
+			"; not forwarded: librdmacm would crash" : "");
+	rc_finding_add(&f, o, NULL);
+	rc_report(&f);
+	if (!have_pd && rc_opt.protect) {
+		errno = EINVAL;
+		return false;
+	}
+	return true;
+}
+
+/* After a successful create: the id's QP joins the registry. */
+static void track_qp(struct rc_call *c, struct rdma_cm_id *id)
+{
+	struct rc_obj q, o;
+
+	if (!id->qp || (rc_reg_get((uintptr_t)id->qp, &q) &&
+			q.kind == RC_K_QP && !q.destroyed))
+		return;
+	rc_obj_init(c, RC_K_QP, id->qp, 0, &q);
+	if (rc_reg_get((uintptr_t)id, &o) && o.kind == RC_K_ID &&
+	    !o.destroyed) {
+		q.u.qp.id = rc_ref_of(&o);
+		q.flags |= o.flags & RC_F_LIB;
+	}
+	rc_reg_insert(&q);
+}
+
+struct owner_arg {
+	struct rc_ref id;
+};
+
+static void owner_fn(struct rc_obj *q, void *arg)
+{
+	q->u.qp.id = ((struct owner_arg *)arg)->id;
+}
+
+/* rdma_create_ep makes the QP before we learn of the id: link them. */
+void rc_qp_set_owner(const struct rc_obj *id)
+{
+	struct owner_arg a = { rc_ref_of(id) };
+	struct ibv_qp *qp = RC_ID(id)->qp;
+
+	if (qp)
+		rc_reg_update((uintptr_t)qp, 0, owner_fn, &a);
+}
+
+int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
+		   struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct rc_call c;
+	struct rc_obj o;
+	int ret;
+
+	if (!RC_REAL(rdma_create_qp)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	rc_call_begin(&c, RC_FN_rdma_create_qp,
+		      (uintptr_t)__builtin_return_address(0));
+	if (!c.skip && !c.internal) {
+		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
+			return -1;
+		if (o.handle && !check_create(&c, id, &o, pd != NULL))
+			return -1;
+	}
+	ret = RC_REAL(rdma_create_qp)(id, pd, qp_init_attr);
+	if (ret == 0 && !c.skip)
+		track_qp(&c, id);
+	return ret;
+}
+
+int rdma_create_qp_ex(struct rdma_cm_id *id,
+		      struct ibv_qp_init_attr_ex *qp_init_attr)
+{
+	struct rc_call c;
+	struct rc_obj o;
+	int ret;
+
+	if (!RC_REAL(rdma_create_qp_ex)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	rc_call_begin(&c, RC_FN_rdma_create_qp_ex,
+		      (uintptr_t)__builtin_return_address(0));
+	if (!c.skip && !c.internal) {
+		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
+			return -1;
+		if (o.handle && !check_create(&c, id, &o, qp_init_attr &&
+				(qp_init_attr->comp_mask &
+				 IBV_QP_INIT_ATTR_PD) && qp_init_attr->pd))
+			return -1;
+	}
+	ret = RC_REAL(rdma_create_qp_ex)(id, qp_init_attr);
+	if (ret == 0 && !c.skip)
+		track_qp(&c, id);
+	return ret;
+}
+
+void rdma_destroy_qp(struct rdma_cm_id *id)
+{
+	struct rc_finding f;
+	struct rc_call c;
+	struct rc_obj o, q;
+	bool known = false;
+
+	o.handle = 0;
+	if (!RC_REAL(rdma_destroy_qp))
+		return;
+	rc_call_begin(&c, RC_FN_rdma_destroy_qp,
+		      (uintptr_t)__builtin_return_address(0));
+	if (c.skip) {
+		RC_REAL(rdma_destroy_qp)(id);
+		return;
+	}
+	if (!c.internal) {
+		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
+			return;
+		if (o.handle && !id->qp) {
+			rc_finding_init(&f, RC_R_DESTROY_QP_WITHOUT_QP, &c,
+					"rdma_destroy_qp(%p): the cm id has no "
+					"QP%s", (void *)id, rc_opt.protect ?
+					"; not forwarded: librdmacm would "
+					"crash" : "");
+			rc_finding_add(&f, &o, NULL);
+			rc_report(&f);
+			if (rc_opt.protect)
+				return;
+		}
+	}
+	if (id && id->qp && rc_reg_get((uintptr_t)id->qp, &q) &&
+	    q.kind == RC_K_QP)
+		known = true;
+	if (!c.internal && known && (q.flags & RC_F_VERBS_GONE)) {
+		rc_finding_init(&f, RC_R_LIBRARY_OBJECT_DESTROYED_BY_USER, &c,
+				"rdma_destroy_qp(%p): QP %p was already "
+				"destroyed with ibv_destroy_qp%s", (void *)id,
+				(void *)q.handle, rc_opt.protect ?
+				"; not forwarded" : "");
+		rc_finding_add(&f, &q, NULL);
+		rc_report(&f);
+		if (rc_opt.protect)
+			return;
+	}
+	if (known && !q.destroyed)
+		rc_untrack(&c, &q);
+	RC_REAL(rdma_destroy_qp)(id);
+}
+
+static void verbs_gone_fn(struct rc_obj *q, void *arg)
+{
+	q->flags |= RC_F_VERBS_GONE;
+}
+
+int ibv_destroy_qp(struct ibv_qp *qp)
+{
+	struct rc_call c;
+	struct rc_obj q;
+
+	if (!RC_REAL(ibv_destroy_qp))
+		return ENOSYS;
+	rc_call_begin(&c, RC_FN_ibv_destroy_qp,
+		      (uintptr_t)__builtin_return_address(0));
+	if (!c.skip && !c.internal && rc_reg_get((uintptr_t)qp, &q) &&
+	    q.kind == RC_K_QP && !q.destroyed) {
+		rc_reg_update(q.handle, q.gen, verbs_gone_fn, NULL);
+		rc_untrack(&c, &q);
+	}
+	return RC_REAL(ibv_destroy_qp)(qp);
+}
