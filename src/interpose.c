@@ -150,8 +150,8 @@ void *rc_resolve(enum rc_fn fn)
 
 void rc_trace_call(enum rc_fn fn, bool internal, const void *arg0)
 {
-	rc_report_note("%s%s(%p)%s%s", internal ? "  [librdmacm] " : "",
-		       rc_fn_info[fn].name, arg0,
+	rc_report_note("%s%s%s%s", internal ? "[librdmacm] " : "",
+		       rc_fn_info[fn].name,
 		       rc_fn_info[fn].effect[0] ? ": " : "",
 		       rc_fn_info[fn].effect);
 }

@@ -1,0 +1,146 @@
+/*
+ * scn.c - the scenario programs' helpers (see scn.h).
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "scn.h"
+
+bool scn_bad(int argc, char **argv)
+{
+	/* A scenario that hangs is a failure, not a stuck suite. */
+	alarm(30);
+	setvbuf(stdout, NULL, _IONBF, 0);
+	if (argc < 2 || !strcmp(argv[1], "bad"))
+		return true;
+	if (!strcmp(argv[1], "clean"))
+		return false;
+	fprintf(stderr, "usage: %s [bad|clean]\n", argv[0]);
+	exit(2);
+}
+
+void scn_die(const char *what)
+{
+	fprintf(stderr, "scenario: %s failed: %s\n", what, strerror(errno));
+	exit(99);
+}
+
+struct rdma_event_channel *scn_channel(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+
+	if (!ch)
+		scn_die("rdma_create_event_channel");
+	return ch;
+}
+
+struct rdma_cm_id *scn_id(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_id *id;
+
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
+		scn_die("rdma_create_id");
+	return id;
+}
+
+static void loopback(struct sockaddr_in *sin, int port)
+{
+	memset(sin, 0, sizeof(*sin));
+	sin->sin_family = AF_INET;
+	sin->sin_port = htons(port);
+	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+}
+
+void scn_resolve(struct rdma_cm_id *id, int port)
+{
+	struct sockaddr_in sin;
+
+	loopback(&sin, port);
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin, 2000))
+		scn_die("rdma_resolve_addr");
+}
+
+struct rdma_cm_event *scn_get(struct rdma_event_channel *ch, int want)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *ev;
+
+	if (poll(&pfd, 1, 10000) != 1)
+		scn_die("waiting for a cm event");
+	if (rdma_get_cm_event(ch, &ev))
+		scn_die("rdma_get_cm_event");
+	if (want >= 0 && (int)ev->event != want) {
+		fprintf(stderr, "scenario: got %s (status %d), wanted %s\n",
+			rdma_event_str(ev->event), ev->status,
+			rdma_event_str(want));
+		exit(99);
+	}
+	return ev;
+}
+
+void scn_ack(struct rdma_cm_event *ev)
+{
+	if (rdma_ack_cm_event(ev))
+		scn_die("rdma_ack_cm_event");
+}
+
+int scn_listen(struct rdma_cm_id *id)
+{
+	struct sockaddr_in sin;
+
+	loopback(&sin, 0);
+	if (rdma_bind_addr(id, (struct sockaddr *)&sin))
+		scn_die("rdma_bind_addr");
+	if (rdma_listen(id, 8))
+		scn_die("rdma_listen");
+	return ntohs(rdma_get_src_port(id));
+}
+
+struct rdma_cm_id *scn_connect(struct rdma_event_channel *lch,
+			       struct rdma_cm_id *listener,
+			       struct rdma_event_channel *cch,
+			       struct rdma_cm_id *client)
+{
+	struct rdma_conn_param param;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *child;
+	int port = scn_listen(listener);
+
+	scn_resolve(client, port);
+	scn_ack(scn_get(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(client, 2000))
+		scn_die("rdma_resolve_route");
+	scn_ack(scn_get(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	memset(&param, 0, sizeof(param));
+	param.responder_resources = 1;
+	param.initiator_depth = 1;
+	param.retry_count = 7;
+	if (rdma_connect(client, &param))
+		scn_die("rdma_connect");
+	ev = scn_get(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	child = ev->id;
+	if (rdma_accept(child, &param))
+		scn_die("rdma_accept");
+	scn_ack(ev);
+	/* No QP on the active side: CONNECT_RESPONSE, then establish. */
+	scn_ack(scn_get(cch, RDMA_CM_EVENT_CONNECT_RESPONSE));
+	if (rdma_establish(client))
+		scn_die("rdma_establish");
+	scn_ack(scn_get(lch, RDMA_CM_EVENT_ESTABLISHED));
+	return child;
+}
+
+void scn_disconnect(struct rdma_event_channel *lch, struct rdma_cm_id *child,
+		    struct rdma_event_channel *cch, struct rdma_cm_id *client)
+{
+	if (rdma_disconnect(client))
+		scn_die("rdma_disconnect");
+	scn_ack(scn_get(cch, RDMA_CM_EVENT_DISCONNECTED));
+	scn_ack(scn_get(lch, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_disconnect(child);	/* already down: succeeds quietly */
+}

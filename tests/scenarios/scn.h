@@ -1,0 +1,47 @@
+/*
+ * scn.h - helpers shared by the scenario programs: each program breaks one
+ * rule (mode "bad") or does the same work correctly (mode "clean"), and
+ * tests/scenarios/run-scenario.sh checks the JSON report rdmacheck writes.
+ * Helpers die loudly (exit 99) on anything unexpected, so a scenario that
+ * cannot set itself up never passes for the wrong reason.
+ */
+#ifndef SCN_H
+#define SCN_H
+
+#include <stdbool.h>
+#include <rdma/rdma_cma.h>
+
+#define NOINLINE __attribute__((noinline, noclone))
+
+/* Parse argv ("bad" or "clean"); arms a watchdog alarm. */
+bool scn_bad(int argc, char **argv);
+
+void scn_die(const char *what) __attribute__((noreturn));
+
+struct rdma_event_channel *scn_channel(void);
+struct rdma_cm_id *scn_id(struct rdma_event_channel *ch);
+
+/* Start address resolution to 127.0.0.1:port. */
+void scn_resolve(struct rdma_cm_id *id, int port);
+
+/* Next event on ch, which must be of type want (-1: any). */
+struct rdma_cm_event *scn_get(struct rdma_event_channel *ch, int want);
+void scn_ack(struct rdma_cm_event *ev);
+
+/* A bound, listening id on 127.0.0.1; returns its port. */
+int scn_listen(struct rdma_cm_id *id);
+
+/*
+ * A connected pair in one process: listener on lch, client on cch; returns
+ * the server-side child (events acked).  With qp, both sides get QPs.
+ */
+struct rdma_cm_id *scn_connect(struct rdma_event_channel *lch,
+			       struct rdma_cm_id *listener,
+			       struct rdma_event_channel *cch,
+			       struct rdma_cm_id *client);
+
+/* Disconnect both ends and consume both DISCONNECTED events. */
+void scn_disconnect(struct rdma_event_channel *lch, struct rdma_cm_id *child,
+		    struct rdma_event_channel *cch, struct rdma_cm_id *client);
+
+#endif
