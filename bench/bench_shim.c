@@ -1,0 +1,150 @@
+/*
+ * bench_shim.c - what rdmacheck adds to each intercepted call, measured on
+ * the loopback backend: create/destroy id pairs, get/ack event pairs, and
+ * pure pass-through calls.  Run through bench/run-bench.sh, which runs this
+ * program twice in one go, without and with the shim, and prints both
+ * times, the ratio and the nanoseconds added.  Not part of make check.
+ */
+#include <arpa/inet.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <rdma/rdma_cma.h>
+
+static double now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1e9 + ts.tv_nsec;
+}
+
+static void die(const char *what)
+{
+	perror(what);
+	exit(1);
+}
+
+/* Median of per-round means, to damp this noisy VM. */
+static int cmp(const void *a, const void *b)
+{
+	double x = *(const double *)a, y = *(const double *)b;
+
+	return x < y ? -1 : x > y;
+}
+
+#define ROUNDS 7
+
+static double median(double *v)
+{
+	qsort(v, ROUNDS, sizeof(*v), cmp);
+	return v[ROUNDS / 2];
+}
+
+static double bench_id_pair(struct rdma_event_channel *ch, int n)
+{
+	double r[ROUNDS], t;
+	struct rdma_cm_id *id;
+	int i, k;
+
+	for (k = 0; k < ROUNDS; k++) {
+		t = now_ns();
+		for (i = 0; i < n; i++) {
+			if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
+				die("rdma_create_id");
+			if (rdma_destroy_id(id))
+				die("rdma_destroy_id");
+		}
+		r[k] = (now_ns() - t) / n;
+	}
+	return median(r);
+}
+
+/* Time only the get+ack of ADDR_RESOLVED events on one id. */
+static double bench_event_pair(struct rdma_event_channel *ch, int n)
+{
+	struct sockaddr_in sin;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *id;
+	double r[ROUNDS], sum, t;
+	int i, k;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(7471);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	for (k = 0; k < ROUNDS; k++) {
+		sum = 0;
+		for (i = 0; i < n; i++) {
+			if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
+				die("rdma_create_id");
+			if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin,
+					      2000))
+				die("rdma_resolve_addr");
+			t = now_ns();
+			if (rdma_get_cm_event(ch, &ev))
+				die("rdma_get_cm_event");
+			if (rdma_ack_cm_event(ev))
+				die("rdma_ack_cm_event");
+			sum += now_ns() - t;
+			if (rdma_destroy_id(id))
+				die("rdma_destroy_id");
+		}
+		r[k] = sum / n;
+	}
+	return median(r);
+}
+
+static double bench_event_str(int n)
+{
+	volatile const char *s;
+	double r[ROUNDS], t;
+	int i, k;
+
+	for (k = 0; k < ROUNDS; k++) {
+		t = now_ns();
+		for (i = 0; i < n; i++)
+			s = rdma_event_str(i & 7);
+		r[k] = (now_ns() - t) / n;
+	}
+	(void)s;
+	return median(r);
+}
+
+static double bench_src_port(struct rdma_event_channel *ch, int n)
+{
+	struct rdma_cm_id *id;
+	volatile __be16 p;
+	double r[ROUNDS], t;
+	int i, k;
+
+	if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
+		die("rdma_create_id");
+	for (k = 0; k < ROUNDS; k++) {
+		t = now_ns();
+		for (i = 0; i < n; i++)
+			p = rdma_get_src_port(id);
+		r[k] = (now_ns() - t) / n;
+	}
+	(void)p;
+	rdma_destroy_id(id);
+	return median(r);
+}
+
+int main(int argc, char **argv)
+{
+	int scale = argc > 1 ? atoi(argv[1]) : 1;
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+
+	if (!ch)
+		die("rdma_create_event_channel (run on the loopback backend)");
+	/* Warm up: first captures per thread and lazy set-up are slow. */
+	bench_id_pair(ch, 100);
+	printf("id_pair %.1f\n", bench_id_pair(ch, 20000 * scale));
+	printf("event_pair %.1f\n", bench_event_pair(ch, 5000 * scale));
+	printf("event_str %.2f\n", bench_event_str(2000000 * scale));
+	printf("src_port %.2f\n", bench_src_port(ch, 2000000 * scale));
+	rdma_destroy_event_channel(ch);
+	return 0;
+}
