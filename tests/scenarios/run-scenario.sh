@@ -10,11 +10,12 @@
 #   expect_exit      exit status (default 23 with a finding, 0 without)
 #   options          extra RDMACHECK_OPTIONS
 #   timeout          seconds (default 30)
+#   expect_status    the report's "status" (default exited)
 #   backend          loopback (default) | real
 set -u
 spec=$1
 program= mode=bad expect_rule= expect_call= expect_function= expect_exit=
-options= timeout=30 backend=loopback
+options= timeout=30 backend=loopback expect_status=exited
 # shellcheck disable=SC1090
 . "$spec"
 
@@ -46,6 +47,7 @@ fi
 status=0
 # Only the scenario runs under the shim, not timeout(1).
 timeout -k 5 "$timeout" env LD_LIBRARY_PATH="$libpath" \
+	SCN_DIR="$top_builddir/tests/scenarios" \
 	LD_PRELOAD="$RDMACHECK_SHIM" \
 	RDMACHECK_LOOPBACK_NS="rcscn-$$-$(basename "$spec" .scenario)" \
 	RDMACHECK_OPTIONS="json=$json${options:+:$options}" \
@@ -57,6 +59,8 @@ cat "$work/out"
 
 [ -f "$json" ] || fail "no JSON report"
 "$JQ" -e . "$json" > /dev/null || fail "the JSON report does not parse"
+"$JQ" -e --arg s "$expect_status" '.status == $s' "$json" > /dev/null ||
+	fail "report status is not $expect_status"
 
 if [ -z "$expect_rule" ]; then
 	n=$("$JQ" '.findings | length' "$json")
