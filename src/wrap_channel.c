@@ -29,7 +29,8 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 	return ch;
 }
 
-static void check_destroy(struct rc_call *c, const struct rc_obj *ch)
+/* Returns false when the destroy must not be forwarded. */
+static bool check_destroy(struct rc_call *c, const struct rc_obj *ch)
 {
 	struct rc_ledger_scan s = { 0 };
 	struct rc_finding f;
@@ -38,9 +39,13 @@ static void check_destroy(struct rc_call *c, const struct rc_obj *ch)
 		rc_finding_init(&f, RC_R_DESTROY_PRIVATE_CHANNEL, c,
 				"rdma_destroy_event_channel(%p): this channel "
 				"belongs to a synchronous cm id; librdmacm "
-				"will destroy it again", (void *)ch->handle);
+				"will destroy it again%s", (void *)ch->handle,
+				rc_opt.protect ? " (not forwarded)" : "");
 		rc_finding_add(&f, ch, NULL);
 		rc_report(&f);
+		/* A certain double free later: refuse it now. */
+		if (rc_opt.protect)
+			return false;
 	}
 	if (ch->u.ch.nids > 0) {
 		rc_finding_init(&f, RC_R_CHANNEL_DESTROY_WITH_IDS, c,
@@ -67,6 +72,7 @@ static void check_destroy(struct rc_call *c, const struct rc_obj *ch)
 		if (s.n)
 			rc_report(&f);
 	}
+	return true;
 }
 
 void rdma_destroy_event_channel(struct rdma_event_channel *channel)
@@ -90,7 +96,8 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 		if (!rc_require(&c, RC_K_CHANNEL, channel, RC_DESTROY, &ch))
 			return;
 		if (ch.handle) {
-			check_destroy(&c, &ch);
+			if (!check_destroy(&c, &ch))
+				return;
 			/* Before forwarding: the address may be reused at
 			 * once by another thread's create. */
 			rc_untrack(&c, &ch);

@@ -1,0 +1,211 @@
+/*
+ * tier2.c - scenarios for the rules beyond the tier-1 ledger that the shim
+ * checks today.  argv[1] names the rule to break (the function that breaks
+ * it has the same name, with '_' for '-'), or "clean" for the twin that
+ * does the same work correctly.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <arpa/inet.h>
+#include "scn.h"
+
+static struct rdma_event_channel *ch;
+
+static void qp_attr(struct ibv_qp_init_attr *attr)
+{
+	memset(attr, 0, sizeof(*attr));
+	attr->qp_type = IBV_QPT_RC;
+	attr->cap.max_send_wr = attr->cap.max_recv_wr = 2;
+	attr->cap.max_send_sge = attr->cap.max_recv_sge = 1;
+}
+
+/* An id bound to the device (ADDR_RESOLVED acked). */
+static struct rdma_cm_id *resolved_id(void)
+{
+	struct rdma_cm_id *id = scn_id(ch);
+
+	scn_resolve(id, 7471);
+	scn_ack(scn_get(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	return id;
+}
+
+/* A synchronous id that has resolved an address: id->event is set. */
+static struct rdma_cm_id *sync_id(void)
+{
+	struct sockaddr_in sin;
+	struct rdma_cm_id *id;
+
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
+		scn_die("rdma_create_id(NULL)");
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(7471);
+	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin, 2000))
+		scn_die("rdma_resolve_addr (sync)");
+	return id;
+}
+
+static NOINLINE void ack_library_owned_event(bool bad)
+{
+	struct rdma_cm_id *id = sync_id();
+
+	if (bad)
+		rdma_ack_cm_event(id->event);
+	rdma_destroy_id(id);
+}
+
+static NOINLINE void get_event_on_private_channel(bool bad)
+{
+	struct rdma_cm_id *id = sync_id();
+	struct rdma_cm_event *ev;
+
+	if (bad) {
+		/* Non-blocking, so the stolen wait returns at once. */
+		fcntl(id->channel->fd, F_SETFL, O_NONBLOCK);
+		if (rdma_get_cm_event(id->channel, &ev) == 0)
+			rdma_ack_cm_event(ev);
+	}
+	rdma_destroy_id(id);
+}
+
+static NOINLINE void destroy_private_channel(bool bad)
+{
+	struct rdma_cm_id *id = sync_id();
+
+	if (bad)
+		rdma_destroy_event_channel(id->channel);
+	rdma_destroy_id(id);
+}
+
+static NOINLINE void migrate_sync_to_sync(bool bad)
+{
+	struct rdma_cm_id *id = sync_id();
+
+	if (bad && rdma_migrate_id(id, NULL) != -1)
+		exit(98);
+	rdma_destroy_id(id);
+}
+
+static NOINLINE void get_request_on_async_listener(bool bad)
+{
+	struct rdma_cm_id *listener = scn_id(ch), *child;
+
+	scn_listen(listener);
+	if (bad && rdma_get_request(listener, &child) != -1)
+		exit(98);
+	rdma_destroy_id(listener);
+}
+
+static NOINLINE void create_qp_twice(bool bad)
+{
+	struct rdma_cm_id *id = resolved_id();
+	struct ibv_qp_init_attr attr;
+
+	qp_attr(&attr);
+	if (rdma_create_qp(id, NULL, &attr))
+		scn_die("rdma_create_qp");
+	if (bad && rdma_create_qp(id, NULL, &attr) != -1)
+		exit(98);
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+}
+
+static NOINLINE void create_qp_unbound(bool bad)
+{
+	struct rdma_cm_id *id = bad ? scn_id(ch) : resolved_id();
+	struct ibv_qp_init_attr attr;
+
+	qp_attr(&attr);
+	if (rdma_create_qp(id, NULL, &attr) == 0)
+		rdma_destroy_qp(id);
+	else if (!bad)
+		scn_die("rdma_create_qp");
+	rdma_destroy_id(id);
+}
+
+static NOINLINE void destroy_qp_without_qp(bool bad)
+{
+	struct rdma_cm_id *id = resolved_id();
+	struct ibv_qp_init_attr attr;
+
+	qp_attr(&attr);
+	if (!bad && rdma_create_qp(id, NULL, &attr))
+		scn_die("rdma_create_qp");
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+}
+
+static NOINLINE void endpoint_destroyed_with_destroy_id(bool bad)
+{
+	struct rdma_addrinfo hints, *res;
+	struct rdma_cm_id *id;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_port_space = RDMA_PS_TCP;
+	hints.ai_flags = RAI_PASSIVE;
+	if (rdma_getaddrinfo("127.0.0.1", "7471", &hints, &res))
+		scn_die("rdma_getaddrinfo");
+	if (rdma_create_ep(&id, res, NULL, NULL))
+		scn_die("rdma_create_ep");
+	rdma_freeaddrinfo(res);
+	if (bad)
+		rdma_destroy_id(id);
+	else
+		rdma_destroy_ep(id);
+}
+
+static NOINLINE void library_object_destroyed_by_user(bool bad)
+{
+	struct rdma_cm_id *id = resolved_id();
+	struct ibv_qp_init_attr attr;
+
+	qp_attr(&attr);
+	if (rdma_create_qp(id, NULL, &attr))
+		scn_die("rdma_create_qp");
+	if (bad)
+		ibv_destroy_qp(id->qp);
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+}
+
+static const struct {
+	const char *rule;
+	void (*run)(bool bad);
+} scenarios[] = {
+	{ "ack-library-owned-event", ack_library_owned_event },
+	{ "get-event-on-private-channel", get_event_on_private_channel },
+	{ "destroy-private-channel", destroy_private_channel },
+	{ "migrate-sync-to-sync", migrate_sync_to_sync },
+	{ "get-request-on-async-listener", get_request_on_async_listener },
+	{ "create-qp-twice", create_qp_twice },
+	{ "create-qp-unbound", create_qp_unbound },
+	{ "destroy-qp-without-qp", destroy_qp_without_qp },
+	{ "endpoint-destroyed-with-destroy-id",
+	  endpoint_destroyed_with_destroy_id },
+	{ "library-object-destroyed-by-user",
+	  library_object_destroyed_by_user },
+};
+
+int main(int argc, char **argv)
+{
+	char *clean[] = { argv[0], "clean" };
+	unsigned i;
+	bool all;
+
+	if (argc < 2) {
+		fprintf(stderr, "usage: %s RULE|clean\n", argv[0]);
+		return 2;
+	}
+	all = !strcmp(argv[1], "clean");
+	scn_bad(2, clean);
+	ch = scn_channel();
+	for (i = 0; i < sizeof(scenarios) / sizeof(scenarios[0]); i++)
+		if (all || !strcmp(argv[1], scenarios[i].rule))
+			scenarios[i].run(!all);
+	rdma_destroy_event_channel(ch);
+	return 0;
+}
