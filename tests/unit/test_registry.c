@@ -1,0 +1,294 @@
+/*
+ * test_registry.c - unit tests for the registry (src/registry.c) and the
+ * event ledger's scans (src/ledger.c): records in and out, generations,
+ * destroy and quarantine eviction, growth, backward-shift deletion,
+ * concurrent use, and who-holds-what questions the rules ask.
+ */
+#include <check.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "options.h"
+#include "registry.h"
+#include "wrap.h"
+
+/* The shim's constructor is not linked in; captures are not needed. */
+void rc_ensure_init(void)
+{
+}
+
+rc_stack_id rc_stack_capture(void)
+{
+	return 0;
+}
+
+static void setup(void)
+{
+	rc_options_defaults();
+	rc_reg_init();
+	rc_report_init();
+}
+
+static struct rc_obj mk(uintptr_t h, enum rc_kind kind)
+{
+	struct rc_obj o;
+
+	memset(&o, 0, sizeof(o));
+	o.handle = h;
+	o.kind = kind;
+	o.pid = rc_pid();
+	o.created_stack = 7;
+	return o;
+}
+
+/* Handles spread like heap pointers, far from other tests' ranges. */
+static uintptr_t handle(unsigned base, unsigned i)
+{
+	return ((uintptr_t)base << 32) + (uintptr_t)i * 48 + 16;
+}
+
+START_TEST(insert_get_update)
+{
+	struct rc_obj o = mk(handle(1, 1), RC_K_ID), got;
+	uint32_t gen = rc_reg_insert(&o);
+
+	ck_assert_uint_ne(gen, 0);
+	ck_assert(rc_reg_get(o.handle, &got));
+	ck_assert_uint_eq(got.gen, gen);
+	ck_assert_int_eq(got.kind, RC_K_ID);
+	ck_assert(!got.destroyed);
+	ck_assert(!rc_reg_get(handle(1, 2), &got));
+	ck_assert(!rc_reg_get(0, &got));
+
+	RC_REG_ADD(rc_ref_of(&o), u.id.unacked, 3);
+	RC_REG_ADD(rc_ref_of(&o), u.id.unacked, -1);
+	ck_assert(rc_reg_get(o.handle, &got));
+	ck_assert_int_eq(got.u.id.unacked, 2);
+	/* A stale generation changes nothing. */
+	RC_REG_ADD(((struct rc_ref){ o.handle, gen + 1000 }), u.id.unacked, 5);
+	ck_assert(rc_reg_get(o.handle, &got));
+	ck_assert_int_eq(got.u.id.unacked, 2);
+}
+END_TEST
+
+START_TEST(destroy_and_reuse)
+{
+	struct rc_obj o = mk(handle(2, 1), RC_K_EVENT), got;
+	uint32_t gen = rc_reg_insert(&o), gen2;
+
+	ck_assert(!rc_reg_destroy(o.handle, gen + 1, 11, 12));
+	ck_assert(rc_reg_destroy(o.handle, gen, 11, 12));
+	ck_assert(!rc_reg_destroy(o.handle, gen, 11, 12));
+	ck_assert(rc_reg_get(o.handle, &got));
+	ck_assert(got.destroyed);
+	ck_assert_int_eq(got.destroyed_tid, 11);
+	ck_assert_uint_eq(got.destroyed_stack, 12);
+	/* Counters of a destroyed record stay put. */
+	RC_REG_ADD(rc_ref_of(&got), u.ev.type, 1);
+	ck_assert(rc_reg_get(o.handle, &got));
+	ck_assert_int_eq(got.u.ev.type, 0);
+	/* The allocator hands the address out again: a new life. */
+	gen2 = rc_reg_insert(&o);
+	ck_assert_uint_ne(gen2, gen);
+	ck_assert(rc_reg_get(o.handle, &got));
+	ck_assert(!got.destroyed);
+	ck_assert_uint_eq(got.gen, gen2);
+}
+END_TEST
+
+START_TEST(quarantine_evicts_oldest)
+{
+	const unsigned n = 20000;
+	struct rc_obj o, got;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		o = mk(handle(3, i), RC_K_CHANNEL);
+		rc_reg_insert(&o);
+		ck_assert(rc_reg_destroy(o.handle, o.gen, 1, 1));
+	}
+	/* The first destroyed are forgotten, the last still quarantined. */
+	ck_assert(!rc_reg_get(handle(3, 0), &got));
+	ck_assert(!rc_reg_get(handle(3, 1000), &got));
+	for (i = n - 10000; i < n; i++) {
+		ck_assert(rc_reg_get(handle(3, i), &got));
+		ck_assert(got.destroyed);
+	}
+}
+END_TEST
+
+struct count {
+	unsigned live, destroyed;
+	unsigned base;
+};
+
+static void count_fn(const struct rc_obj *o, void *arg)
+{
+	struct count *c = arg;
+
+	if (o->handle >> 32 != c->base)
+		return;
+	if (o->destroyed)
+		c->destroyed++;
+	else
+		c->live++;
+}
+
+START_TEST(growth_and_deletion_keep_chains)
+{
+	const unsigned n = 100000;
+	struct count c = { 0, 0, 4 };
+	struct rc_obj o, got;
+	unsigned i;
+
+	for (i = 0; i < n; i++) {
+		o = mk(handle(4, i), RC_K_ID);
+		rc_reg_insert(&o);
+	}
+	/* Destroy every other one, enough to push many out of quarantine:
+	 * their removal shifts probe chains that the rest must survive. */
+	for (i = 0; i < n; i += 2) {
+		ck_assert(rc_reg_get(handle(4, i), &got));
+		ck_assert(rc_reg_destroy(got.handle, got.gen, 1, 1));
+	}
+	for (i = 1; i < n; i += 2) {
+		ck_assert(rc_reg_get(handle(4, i), &got));
+		ck_assert(!got.destroyed);
+	}
+	rc_reg_foreach(count_fn, &c);
+	ck_assert_uint_eq(c.live, n / 2);
+	ck_assert_uint_le(c.destroyed, n / 2);
+}
+END_TEST
+
+static void *hammer(void *arg)
+{
+	unsigned base = 10 + (unsigned)(uintptr_t)arg, i;
+	struct rc_obj o;
+
+	for (i = 0; i < 20000; i++) {
+		o = mk(handle(base, i), RC_K_ID);
+		rc_reg_insert(&o);
+		if (i & 1)
+			rc_reg_destroy(o.handle, o.gen, 1, 1);
+	}
+	return NULL;
+}
+
+START_TEST(threads)
+{
+	pthread_t t[4];
+	struct count c;
+	uintptr_t i;
+
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, hammer,
+						(void *)i), 0);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < 4; i++) {
+		memset(&c, 0, sizeof(c));
+		c.base = 10 + i;
+		rc_reg_foreach(count_fn, &c);
+		ck_assert_uint_eq(c.live, 10000);
+	}
+}
+END_TEST
+
+/* An id with three unacked events, two of them held by thread 100. */
+static void ledger_fixture(struct rc_obj *ch, struct rc_obj *id)
+{
+	struct rc_obj e;
+	unsigned i;
+
+	*ch = mk(handle(20, 0), RC_K_CHANNEL);
+	rc_reg_insert(ch);
+	*id = mk(handle(20, 1), RC_K_ID);
+	id->u.id.channel = rc_ref_of(ch);
+	id->u.id.unacked = 3;
+	rc_reg_insert(id);
+	for (i = 0; i < 4; i++) {
+		e = mk(handle(20, 10 + i), RC_K_EVENT);
+		e.u.ev.id = rc_ref_of(id);
+		e.u.ev.channel = rc_ref_of(ch);
+		e.u.ev.holder = i < 2 ? 100 : 200;
+		/* The fourth is the library's own: never counted. */
+		if (i == 3)
+			e.flags = RC_F_LIB;
+		rc_reg_insert(&e);
+	}
+}
+
+START_TEST(ledger_scans)
+{
+	struct rc_ledger_scan s = { 0 };
+	struct rc_obj ch, id;
+	struct rc_finding f;
+
+	ledger_fixture(&ch, &id);
+	rc_ledger_scan_id(&id, 100, &s);
+	ck_assert_uint_eq(s.n, 3);
+	ck_assert_uint_eq(s.by_caller, 2);
+	memset(&s, 0, sizeof(s));
+	rc_ledger_scan_channel(&ch, 300, &s);
+	ck_assert_uint_eq(s.n, 3);
+	ck_assert_uint_eq(s.by_caller, 0);
+	memset(&f, 0, sizeof(f));
+	rc_ledger_ids_on_channel(&ch, &f);
+	ck_assert_uint_eq(f.nobjs, 1);
+	ck_assert_uint_eq(f.objs[0].handle, id.handle);
+}
+END_TEST
+
+START_TEST(ledger_refuses_certain_hang)
+{
+	struct rc_call c = { .fn = RC_FN_rdma_destroy_id, .tid = 100 };
+	struct rc_obj ch, id;
+
+	ledger_fixture(&ch, &id);
+	errno = 0;
+	ck_assert(!rc_ledger_check_unacked(&c, &id,
+				RC_R_ID_DESTROY_WITH_UNACKED_EVENTS));
+	ck_assert_int_eq(errno, EBUSY);
+	/* Held only by other threads: reported, but it may go on. */
+	c.tid = 300;
+	ck_assert(rc_ledger_check_unacked(&c, &id,
+				RC_R_ID_DESTROY_WITH_UNACKED_EVENTS));
+	/* protect=0 forwards even the certain hang. */
+	c.tid = 100;
+	rc_opt.protect = false;
+	ck_assert(rc_ledger_check_unacked(&c, &id,
+				RC_R_ID_DESTROY_WITH_UNACKED_EVENTS));
+	rc_opt.protect = true;
+	/* Nothing unacked: nothing to say. */
+	id.u.id.unacked = 0;
+	ck_assert(rc_ledger_check_unacked(&c, &id,
+				RC_R_ID_DESTROY_WITH_UNACKED_EVENTS));
+}
+END_TEST
+
+int main(void)
+{
+	Suite *s = suite_create("registry");
+	TCase *tc = tcase_create("core");
+	SRunner *sr;
+	int failed;
+
+	tcase_add_checked_fixture(tc, setup, NULL);
+	tcase_set_timeout(tc, 60);
+	tcase_add_test(tc, insert_get_update);
+	tcase_add_test(tc, destroy_and_reuse);
+	tcase_add_test(tc, quarantine_evicts_oldest);
+	tcase_add_test(tc, growth_and_deletion_keep_chains);
+	tcase_add_test(tc, threads);
+	tcase_add_test(tc, ledger_scans);
+	tcase_add_test(tc, ledger_refuses_certain_hang);
+	suite_add_tcase(s, tc);
+	sr = srunner_create(s);
+	srunner_run_all(sr, CK_NORMAL);
+	failed = srunner_ntests_failed(sr);
+	srunner_free(sr);
+	return failed ? 1 : 0;
+}
