@@ -34,6 +34,7 @@ static void atfork_child(void)
 	rc_reg_atfork_child();
 	rc_stack_atfork_child();
 	rc_report_atfork_child();
+	rc_watch_atfork_child();
 }
 
 /*

@@ -103,6 +103,11 @@ bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *id,
 /* Our own event names: a wrapper must not call rdma_event_str. */
 const char *rc_event_name(int type);
 
+/* watchdog.c: watch a forwarded call that may block on id's events. */
+int rc_watch_begin(struct rc_call *c, const struct rc_obj *id);
+void rc_watch_end(int slot);
+void rc_watch_atfork_child(void);
+
 /* Read a field of a cm id we know is live. */
 #define RC_ID(o) ((struct rdma_cm_id *)(o)->handle)
 

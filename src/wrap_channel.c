@@ -47,6 +47,16 @@ static bool check_destroy(struct rc_call *c, const struct rc_obj *ch)
 		if (rc_opt.protect)
 			return false;
 	}
+	if (ch->u.ch.waiters > 0) {
+		rc_finding_init(&f, RC_R_CHANNEL_DESTROY_WHILE_WAITING, c,
+				"rdma_destroy_event_channel(%p): %d thread%s "
+				"%s blocked in rdma_get_cm_event on this channel",
+				(void *)ch->handle, ch->u.ch.waiters,
+				ch->u.ch.waiters == 1 ? "" : "s",
+				ch->u.ch.waiters == 1 ? "is" : "are");
+		rc_finding_add(&f, ch, NULL);
+		rc_report(&f);
+	}
 	if (ch->u.ch.nids > 0) {
 		rc_finding_init(&f, RC_R_CHANNEL_DESTROY_WITH_IDS, c,
 				"rdma_destroy_event_channel(%p): %d cm id%s "

@@ -100,7 +100,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	struct rc_finding f;
 	struct rc_call c;
 	struct rc_obj o;
-	int ret;
+	int ret, slot;
 
 	if (!RC_REAL(rdma_destroy_id)) {
 		errno = ENOSYS;
@@ -132,7 +132,9 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 			rc_report(&f);
 		}
 	}
+	slot = c.internal ? -1 : rc_watch_begin(&c, &o);
 	ret = RC_REAL(rdma_destroy_id)(id);
+	rc_watch_end(slot);
 	if (ret == 0 && o.handle)
 		id_destroyed(&c, &o);
 	return ret;
@@ -172,6 +174,7 @@ void rdma_destroy_ep(struct rdma_cm_id *id)
 {
 	struct rc_call c;
 	struct rc_obj o;
+	int slot = -1;
 
 	if (!RC_REAL(rdma_destroy_ep))
 		return;
@@ -185,7 +188,10 @@ void rdma_destroy_ep(struct rdma_cm_id *id)
 			return;
 	}
 	/* The QP, SRQ and id are released by the nested calls. */
+	if (!c.skip && !c.internal)
+		slot = rc_watch_begin(&c, &o);
 	RC_REAL(rdma_destroy_ep)(id);
+	rc_watch_end(slot);
 }
 
 struct move_arg {
@@ -211,7 +217,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	struct move_arg a;
 	struct rc_call c;
 	struct rc_obj o, ch;
-	int ret;
+	int ret, slot;
 
 	if (!RC_REAL(rdma_migrate_id)) {
 		errno = ENOSYS;
@@ -243,7 +249,9 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 				RC_R_MIGRATE_WITH_UNACKED_EVENTS))
 			return -1;
 	}
+	slot = c.internal ? -1 : rc_watch_begin(&c, &o);
 	ret = RC_REAL(rdma_migrate_id)(id, channel);
+	rc_watch_end(slot);
 	if (ret)
 		return ret;
 	if (!o.handle) {

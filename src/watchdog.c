@@ -1,0 +1,151 @@
+/*
+ * watchdog.c - the blocked-call rule: forwarded rdma_destroy_id,
+ * rdma_destroy_ep and rdma_migrate_id calls register here while they run
+ * in the real library; a watchdog thread, started at the first such call,
+ * reports each one still blocked after watchdog_ms, once, with the ledger
+ * of the events its id is waiting for.  A fixed table: no allocation on
+ * the wrappers' path and no lock held across the real call.
+ */
+#include <pthread.h>
+#include <stdio.h>
+#include <string.h>
+#include <time.h>
+
+#include "options.h"
+#include "wrap.h"
+
+#define SLOTS 64
+
+struct watched {
+	int busy;		/* 0 free, 1 being filled, 2 watched */
+	bool reported;
+	struct rc_call call;
+	struct rc_obj id;
+	uint64_t start_ms;
+};
+
+static struct watched slots[SLOTS];
+static pthread_once_t started = PTHREAD_ONCE_INIT;
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cond;
+
+static uint64_t now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+static void report_blocked(struct watched *w)
+{
+	struct rc_ledger_scan s = { 0 };
+	struct rc_finding f;
+	struct rc_obj id;
+
+	rc_finding_init(&f, RC_R_BLOCKED_CALL, &w->call, "x");
+	rc_finding_add(&f, &w->id, NULL);
+	/* The id's record now, for its current counters. */
+	if (!rc_reg_get(w->id.handle, &id) || id.gen != w->id.gen)
+		id = w->id;
+	s.f = &f;
+	rc_ledger_scan_id(&id, w->call.tid, &s);
+	snprintf(f.message, sizeof(f.message),
+		 "%s(%p) in thread %d has been blocked for %d ms; %u event%s "
+		 "charged to the cm id %s still unacked",
+		 rc_fn_info[w->call.fn].name, (void *)w->id.handle,
+		 w->call.tid, rc_opt.watchdog_ms, s.n, s.n == 1 ? "" : "s",
+		 s.n == 1 ? "is" : "are");
+	rc_report(&f);
+}
+
+static void *watchdog(void *arg)
+{
+	unsigned period = rc_opt.watchdog_ms / 4 ? rc_opt.watchdog_ms / 4 : 1;
+	struct watched w;
+	struct timespec ts;
+	unsigned i;
+
+	rc_busy++;	/* never tracked as a host thread's calls */
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_sec += period / 1000;
+		ts.tv_nsec += (long)(period % 1000) * 1000000;
+		if (ts.tv_nsec >= 1000000000) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000;
+		}
+		pthread_mutex_lock(&lock);
+		pthread_cond_timedwait(&cond, &lock, &ts);
+		pthread_mutex_unlock(&lock);
+		for (i = 0; i < SLOTS; i++) {
+			if (__atomic_load_n(&slots[i].busy, __ATOMIC_ACQUIRE)
+			    != 2 || slots[i].reported ||
+			    now_ms() - slots[i].start_ms <
+			    (uint64_t)rc_opt.watchdog_ms)
+				continue;
+			slots[i].reported = true;
+			w = slots[i];
+			/* The call may have returned meanwhile: recheck. */
+			if (__atomic_load_n(&slots[i].busy, __ATOMIC_ACQUIRE)
+			    == 2)
+				report_blocked(&w);
+		}
+	}
+	return NULL;
+}
+
+static void start(void)
+{
+	pthread_condattr_t ca;
+	pthread_attr_t attr;
+	pthread_t t;
+
+	pthread_condattr_init(&ca);
+	pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+	pthread_cond_init(&cond, &ca);
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	if (pthread_create(&t, &attr, watchdog, NULL))
+		rc_warn("cannot start the watchdog thread; blocked calls "
+			"will not be reported");
+	pthread_attr_destroy(&attr);
+}
+
+int rc_watch_begin(struct rc_call *c, const struct rc_obj *id)
+{
+	int i, expected;
+
+	if (!rc_opt.watchdog_ms || !id->handle)
+		return -1;
+	pthread_once(&started, start);
+	for (i = 0; i < SLOTS; i++) {
+		expected = 0;
+		if (!__atomic_compare_exchange_n(&slots[i].busy, &expected, 1,
+						 false, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		rc_call_stack(c);	/* the report names the caller */
+		slots[i].call = *c;
+		slots[i].id = *id;
+		slots[i].reported = false;
+		slots[i].start_ms = now_ms();
+		__atomic_store_n(&slots[i].busy, 2, __ATOMIC_RELEASE);
+		return i;
+	}
+	return -1;	/* more than SLOTS blocked calls: watch the rest not */
+}
+
+void rc_watch_end(int slot)
+{
+	if (slot >= 0)
+		__atomic_store_n(&slots[slot].busy, 0, __ATOMIC_RELEASE);
+}
+
+void rc_watch_atfork_child(void)
+{
+	/* The thread did not survive fork: start again when needed. */
+	memset(slots, 0, sizeof(slots));
+	started = (pthread_once_t)PTHREAD_ONCE_INIT;
+	pthread_mutex_init(&lock, NULL);
+}

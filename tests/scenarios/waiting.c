@@ -1,0 +1,166 @@
+/*
+ * waiting.c - rules about threads that wait: argv[1] is
+ *   channel-destroy-while-waiting  main destroys the channel while another
+ *                                  thread is blocked in rdma_get_cm_event
+ *   blocked-call                   main's rdma_destroy_id blocks on an event
+ *                                  another thread holds until the watchdog
+ *                                  has reported it (run with a short
+ *                                  watchdog_ms)
+ *   clean                          the same threads, correctly ordered
+ * Readiness comes from /proc (the waiter is in read(2) on the channel fd)
+ * and from rdmacheck's own report on stderr, never from sleeps.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include "scn.h"
+
+static struct rdma_event_channel *ch;
+static struct rdma_cm_id *id;
+static sem_t fetched, reported;
+static pid_t waiter_tid;
+static int real_stderr;
+
+static void timed_wait(sem_t *s, const char *what)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += 10;
+	if (sem_timedwait(s, &ts))
+		scn_die(what);
+}
+
+/* Copy our stderr through, noticing rdmacheck's blocked-call report. */
+static void *relay(void *arg)
+{
+	static const char marker[] = "[blocked-call]";
+	const size_t keep = sizeof(marker) - 2;
+	int fd = (int)(long)arg;
+	char win[4096 + sizeof(marker)];
+	size_t have = 0;
+	ssize_t n;
+
+	/* win holds the tail of the previous read, then the new data, so a
+	 * marker split across two reads is still found. */
+	while ((n = read(fd, win + have, 4096)) > 0) {
+		if (write(real_stderr, win + have, n) < 0)
+			break;
+		have += n;
+		win[have] = 0;
+		if (strstr(win, marker))
+			sem_post(&reported);
+		if (have > keep) {
+			memmove(win, win + have - keep, keep);
+			have = keep;
+		}
+	}
+	return NULL;
+}
+
+static void capture_stderr(void)
+{
+	pthread_t t;
+	int p[2];
+
+	real_stderr = dup(2);
+	if (pipe(p) || dup2(p[1], 2) < 0)
+		scn_die("pipe");
+	close(p[1]);
+	if (pthread_create(&t, NULL, relay, (void *)(long)p[0]))
+		scn_die("pthread_create");
+}
+
+/* Until thread tid sits in read(2) on fd. */
+static void wait_blocked_in_read(pid_t tid, int fd)
+{
+	char path[64], buf[128];
+	long nr, arg0;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	for (i = 0; i < 100000; i++) {
+		f = fopen(path, "r");
+		if (!f)
+			scn_die("open /proc/.../syscall");
+		if (fgets(buf, sizeof(buf), f) &&
+		    sscanf(buf, "%ld %lx", &nr, &arg0) == 2 &&
+		    nr == SYS_read && arg0 == fd) {
+			fclose(f);
+			return;
+		}
+		fclose(f);
+		sched_yield();
+	}
+	scn_die("waiting for the waiter to block");
+}
+
+static void *waiter(void *arg)
+{
+	struct rdma_cm_event *ev;
+
+	waiter_tid = (pid_t)syscall(SYS_gettid);
+	if (rdma_get_cm_event(ch, &ev))
+		return NULL;	/* the channel went away */
+	sem_post(&fetched);
+	if (arg)	/* blocked-call: hold it until the watchdog spoke */
+		timed_wait(&reported, "waiting for the blocked-call report");
+	scn_ack(ev);
+	return NULL;
+}
+
+static NOINLINE void close_channel(void)
+{
+	rdma_destroy_event_channel(ch);
+}
+
+static NOINLINE int drop_id(void)
+{
+	return rdma_destroy_id(id);
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = argc > 1 ? argv[1] : "clean";
+	char *clean[] = { argv[0], "clean" };
+	pthread_t t;
+
+	scn_bad(2, clean);
+	sem_init(&fetched, 0, 0);
+	sem_init(&reported, 0, 0);
+	ch = scn_channel();
+	id = scn_id(ch);
+	if (!strcmp(mode, "channel-destroy-while-waiting")) {
+		if (rdma_destroy_id(id))
+			scn_die("rdma_destroy_id");
+		if (pthread_create(&t, NULL, waiter, NULL))
+			scn_die("pthread_create");
+		while (!__atomic_load_n(&waiter_tid, __ATOMIC_ACQUIRE))
+			sched_yield();
+		wait_blocked_in_read(waiter_tid, ch->fd);
+		close_channel();
+		return 0;	/* the waiter sleeps on: exit ends it */
+	}
+	if (!strcmp(mode, "blocked-call"))
+		capture_stderr();
+	if (pthread_create(&t, NULL, waiter,
+			   strcmp(mode, "blocked-call") ? NULL : "hold"))
+		scn_die("pthread_create");
+	scn_resolve(id, 7471);
+	timed_wait(&fetched, "waiting for the event");
+	if (!strcmp(mode, "clean"))
+		pthread_join(t, NULL);
+	if (drop_id())
+		scn_die("rdma_destroy_id");
+	pthread_join(t, NULL);
+	close_channel();
+	return 0;
+}
