@@ -40,6 +40,8 @@ int main(int argc, char **argv)
 	child = handle_request(lch);
 	scn_ack(scn_get(cch, RDMA_CM_EVENT_REJECTED));
 	rdma_destroy_id(child);
+	rdma_destroy_id(client);
+	rdma_destroy_event_channel(cch);
 	teardown(listener);
 	printf("demo: done (without rdmacheck this would have hung)\n");
 	return 0;
