@@ -12,6 +12,7 @@
 #ifndef RC_STACK_H
 #define RC_STACK_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef uint32_t rc_stack_id;		/* 0 means "no stack" */
@@ -31,8 +32,28 @@ void rc_stack_set_depth(unsigned depth);
  */
 rc_stack_id rc_stack_capture(void);
 
-/* The frames of a stored stack; returns their number (0 for id 0). */
+/*
+ * Store (or find) a stack given its frames; at most RC_STACK_MAX_DEPTH are
+ * kept.  The same depot as rc_stack_capture(), so equal frames give equal
+ * ids.  Returns 0 for n == 0 or when the depot is full.
+ */
+rc_stack_id rc_stack_intern(const uintptr_t *pcs, unsigned n);
+
+/*
+ * The frames of a stored stack; returns their number (0 and *pcs = NULL
+ * for id 0 or an unknown id).  The frames are immutable and stay valid
+ * until exit.  Lock-free and allocation-free: unlike the rest of this
+ * file, safe to call from a fatal-signal handler.
+ */
 unsigned rc_stack_frames(rc_stack_id id, const uintptr_t **pcs);
+
+/*
+ * After our own frames, also drop leading frames for which fn is true
+ * (librdmacm's, when it calls its own exports), so that stacks start where
+ * the program called in; at least one frame is always kept.  Set once at
+ * initialisation.
+ */
+void rc_stack_set_skip(bool (*fn)(uintptr_t pc));
 
 /* "libunwind", "libgcc" or "none": which unwinder is in use. */
 const char *rc_stack_unwinder(void);

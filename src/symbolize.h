@@ -19,16 +19,20 @@ struct rc_frame {
 
 /*
  * Fill *out for pc.  PCs are return addresses, so the lookup uses pc - 1.
- * Never fails hard: unknown parts are NULL/0.  Thread-safe.
+ * Never fails hard: unknown parts are NULL/0.  Thread-safe; takes a mutex
+ * and allocates, so not for signal handlers.  Modules are looked up among
+ * those loaded now: a pc in a module dlclose()d since its capture gets
+ * NULLs (or, if something else was loaded there, that object's names).
  */
 void rc_symbolize(uintptr_t pc, struct rc_frame *out);
 
 /*
  * Symbolize an offset (a return address minus the load base, as in
  * rc_frame.offset) in an ELF file that need not be loaded: for tests and
- * offline tools.  The file is read afresh on each call, and out's strings
- * stay valid only until the next call.  Returns -1 if the file cannot be
- * opened.
+ * offline tools.  The file stays loaded while the following calls name
+ * the same unchanged file (same path, inode, size and mtime); out's strings
+ * are valid until a call names another file.  Returns -1 if the file
+ * cannot be opened.  Not cached with rc_symbolize()'s modules.
  */
 int rc_symbolize_file(const char *path, uintptr_t offset,
 		      struct rc_frame *out);

@@ -1,0 +1,1247 @@
+/*
+ * symbolize.c - pc -> module, offset, function, file:line, at report time.
+ *
+ * Modules are found with dl_iterate_phdr().  Each module's ELF file is
+ * mmap()ed read-only once and kept mapped until exit (names point into it).
+ * Function names come from .symtab, else from the .symtab of the build-id
+ * debug file (/usr/lib/debug/.build-id/xx/yyyy.debug), else from .dynsym.
+ * file:line comes from a small .debug_line reader (DWARF 2-5); zlib
+ * compressed sections (SHF_COMPRESSED) are inflated with a dlopen()ed
+ * libz.so.1 when it is there.  Every read of file data is bounds-checked:
+ * a stripped, truncated or corrupt file gives NULLs, never a crash.
+ * One mutex serialises everything; results are cached per pc.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"		/* _GNU_SOURCE: dl_iterate_phdr */
+#elif !defined(_GNU_SOURCE)
+#define _GNU_SOURCE
+#endif
+#include <dlfcn.h>
+#include <elf.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <link.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include "rdmacheck.h"
+#include "symbolize.h"
+
+/* DWARF constants (no dependency on libdw's dwarf.h). */
+enum {
+	DW_FORM_block2 = 0x03, DW_FORM_block4 = 0x04, DW_FORM_data2 = 0x05,
+	DW_FORM_data4 = 0x06, DW_FORM_data8 = 0x07, DW_FORM_string = 0x08,
+	DW_FORM_block = 0x09, DW_FORM_block1 = 0x0a, DW_FORM_data1 = 0x0b,
+	DW_FORM_sdata = 0x0d, DW_FORM_strp = 0x0e, DW_FORM_udata = 0x0f,
+	DW_FORM_strx = 0x1a, DW_FORM_data16 = 0x1e, DW_FORM_line_strp = 0x1f,
+	DW_FORM_strx1 = 0x25, DW_FORM_strx2 = 0x26, DW_FORM_strx3 = 0x27,
+	DW_FORM_strx4 = 0x28,
+	DW_LNCT_path = 1, DW_LNCT_directory_index = 2,
+	DW_LNS_copy = 1, DW_LNS_advance_pc = 2, DW_LNS_advance_line = 3,
+	DW_LNS_set_file = 4, DW_LNS_const_add_pc = 8,
+	DW_LNS_fixed_advance_pc = 9,
+	DW_LNE_end_sequence = 1, DW_LNE_set_address = 2,
+};
+
+#define MAX_MAPS	8	/* file, debug file, inflated sections */
+#define NO_FILE		UINT32_MAX
+
+struct span {
+	const uint8_t *p;
+	size_t size;
+};
+
+struct sym {
+	uint64_t addr, size;
+	const char *name;
+	int rank;			/* prefer GLOBAL > WEAK > LOCAL */
+	bool owned;			/* name is a malloc()ed copy */
+};
+
+struct lrow {
+	uint64_t addr;
+	uint32_t file;			/* index in module files, or NO_FILE */
+	uint32_t line;
+};
+
+struct lseq {
+	uint64_t lo, hi;		/* [lo, hi) */
+	size_t first, count;		/* rows */
+};
+
+struct lfile {
+	const char *comp, *dir, *name;	/* comp used when dir is relative */
+	char *path;			/* joined on first use */
+};
+
+struct module {
+	struct module *next;
+	uintptr_t base;			/* l_addr: pc - base = file vaddr */
+	char *name;			/* dlpi_name as found ("" = exe) */
+	char *path;
+	struct span img, dbg;		/* the file, its debug file */
+	bool syms_done, lines_done;
+	struct sym *syms;
+	size_t nsyms;
+	struct lrow *rows;
+	size_t nrows, rows_cap;
+	struct lseq *seqs;
+	size_t nseqs, seqs_cap;
+	struct lfile *files;
+	size_t nfiles, files_cap;
+	struct span maps[MAX_MAPS];	/* what to munmap on free */
+	unsigned nmaps;
+};
+
+struct cache_ent {
+	uintptr_t pc;			/* 0: empty */
+	struct rc_frame f;
+};
+
+static pthread_mutex_t sym_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct module *modules;
+static struct cache_ent *cache;
+static size_t cache_cap, cache_used;
+static char *exe_path;
+
+typedef int (*uncompress_fn)(unsigned char *dst, unsigned long *dlen,
+			     const unsigned char *src, unsigned long slen);
+static uncompress_fn p_uncompress;
+static bool zlib_tried;
+
+/* ---------------------------------------------------------------- ELF */
+
+static void module_add_map(struct module *m, const void *p, size_t size)
+{
+	if (m->nmaps < MAX_MAPS) {
+		m->maps[m->nmaps].p = p;
+		m->maps[m->nmaps].size = size;
+		m->nmaps++;
+	}
+}
+
+static bool map_file(struct module *m, const char *path, struct span *out)
+{
+	struct stat st;
+	void *p;
+	int fd;
+
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode) ||
+	    st.st_size < (off_t)sizeof(Elf64_Ehdr)) {
+		close(fd);
+		return false;
+	}
+	p = mmap(NULL, st.st_size, PROT_READ, MAP_PRIVATE, fd, 0);
+	close(fd);
+	if (p == MAP_FAILED)
+		return false;
+	out->p = p;
+	out->size = st.st_size;
+	module_add_map(m, p, st.st_size);
+	return true;
+}
+
+/* A usable 64-bit little-endian ELF header with a sane section table. */
+static const Elf64_Ehdr *elf_hdr(const struct span *img)
+{
+	const Elf64_Ehdr *eh = (const Elf64_Ehdr *)img->p;
+
+	if (!img->p || img->size < sizeof(*eh))
+		return NULL;
+	if (memcmp(eh->e_ident, ELFMAG, SELFMAG) ||
+	    eh->e_ident[EI_CLASS] != ELFCLASS64 ||
+	    eh->e_ident[EI_DATA] != ELFDATA2LSB)
+		return NULL;
+	if (eh->e_shentsize != sizeof(Elf64_Shdr) || !eh->e_shoff ||
+	    eh->e_shoff > img->size ||
+	    (eh->e_shoff & (sizeof(uint64_t) - 1)))
+		return NULL;
+	return eh;
+}
+
+static size_t elf_shnum(const struct span *img, const Elf64_Shdr **tab)
+{
+	const Elf64_Ehdr *eh = elf_hdr(img);
+	const Elf64_Shdr *sh;
+	size_t n, room;
+
+	if (!eh)
+		return 0;
+	sh = (const Elf64_Shdr *)(img->p + eh->e_shoff);
+	room = (img->size - eh->e_shoff) / sizeof(*sh);
+	if (!room)
+		return 0;
+	n = eh->e_shnum ? eh->e_shnum : sh[0].sh_size;
+	if (n > room)
+		return 0;
+	*tab = sh;
+	return n;
+}
+
+/* The bytes of section s, if they lie in the file. */
+static bool sec_span(const struct span *img, const Elf64_Shdr *s,
+		     struct span *out)
+{
+	if (s->sh_type == SHT_NOBITS || s->sh_offset > img->size ||
+	    s->sh_size > img->size - s->sh_offset)
+		return false;
+	out->p = img->p + s->sh_offset;
+	out->size = s->sh_size;
+	return true;
+}
+
+/* NUL-terminated string at off in a string section, or NULL. */
+static const char *span_str(const struct span *sp, uint64_t off)
+{
+	if (!sp->p || off >= sp->size ||
+	    !memchr(sp->p + off, 0, sp->size - off))
+		return NULL;
+	return (const char *)sp->p + off;
+}
+
+static const Elf64_Shdr *elf_find(const struct span *img, const char *name,
+				  uint32_t type)
+{
+	const Elf64_Ehdr *eh = elf_hdr(img);
+	const Elf64_Shdr *sh;
+	struct span names;
+	size_t n, i, stridx;
+
+	n = elf_shnum(img, &sh);
+	if (!n)
+		return NULL;
+	stridx = eh->e_shstrndx == SHN_XINDEX ? sh[0].sh_link : eh->e_shstrndx;
+	if (stridx >= n || !sec_span(img, &sh[stridx], &names))
+		return NULL;
+	for (i = 1; i < n; i++) {
+		const char *s;
+
+		if (type != SHT_NULL) {
+			if (sh[i].sh_type == type)
+				return &sh[i];
+			continue;
+		}
+		s = span_str(&names, sh[i].sh_name);
+		if (s && !strcmp(s, name))
+			return &sh[i];
+	}
+	return NULL;
+}
+
+static void load_zlib(void)
+{
+	void *h;
+
+	if (zlib_tried)
+		return;
+	zlib_tried = true;
+	h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
+	if (h)
+		p_uncompress = (uncompress_fn)dlsym(h, "uncompress");
+}
+
+/* Named section contents, inflated if SHF_COMPRESSED (zlib only). */
+static bool elf_section(struct module *m, const struct span *img,
+			const char *name, struct span *out)
+{
+	const Elf64_Shdr *s = elf_find(img, name, SHT_NULL);
+	const Elf64_Chdr *ch;
+	struct span raw;
+	unsigned long dlen;
+	void *buf;
+
+	if (!s || !sec_span(img, s, &raw))
+		return false;
+	if (!(s->sh_flags & SHF_COMPRESSED)) {
+		*out = raw;
+		return true;
+	}
+	ch = (const Elf64_Chdr *)raw.p;
+	if (raw.size < sizeof(*ch) || (s->sh_offset & 7) ||
+	    ch->ch_type != ELFCOMPRESS_ZLIB || !ch->ch_size ||
+	    ch->ch_size > (1ull << 32) || m->nmaps >= MAX_MAPS)
+		return false;
+	load_zlib();
+	if (!p_uncompress)
+		return false;
+	buf = mmap(NULL, ch->ch_size, PROT_READ | PROT_WRITE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (buf == MAP_FAILED)
+		return false;
+	dlen = ch->ch_size;
+	if (p_uncompress(buf, &dlen, raw.p + sizeof(*ch),
+			 raw.size - sizeof(*ch)) || dlen != ch->ch_size) {
+		munmap(buf, ch->ch_size);
+		return false;
+	}
+	module_add_map(m, buf, ch->ch_size);
+	out->p = buf;
+	out->size = dlen;
+	return true;
+}
+
+/* .gnu_debuglink: <dir>/<name>, <dir>/.debug/<name>, /usr/lib/debug<dir>. */
+static void find_debuglink(struct module *m)
+{
+	static const char *const pre[] = { "", "", "/usr/lib/debug" };
+	static const char *const mid[] = { "/", "/.debug/", "/" };
+	char real[PATH_MAX], dir[PATH_MAX], path[2 * PATH_MAX + 32], *slash;
+	struct span link;
+	const char *name;
+	unsigned i;
+
+	if (!elf_section(m, &m->img, ".gnu_debuglink", &link) ||
+	    !(name = span_str(&link, 0)) || !*name || strchr(name, '/') ||
+	    !realpath(m->path, real))
+		return;
+	strcpy(dir, real);
+	slash = strrchr(dir, '/');
+	if (!slash)
+		return;
+	*slash = 0;
+	for (i = 0; i < RC_ARRAY_SIZE(pre); i++) {
+		snprintf(path, sizeof(path), "%s%s%s%s", pre[i], dir, mid[i],
+			 name);
+		/* Never the module itself (a link named after the file). */
+		if (strcmp(path, real) && map_file(m, path, &m->dbg))
+			return;
+	}
+}
+
+/* The debug file of a module (by build-id, else by debuglink). */
+static void find_debug_file(struct module *m)
+{
+	const Elf64_Shdr *sh;
+	size_t n, i;
+
+	n = elf_shnum(&m->img, &sh);
+	for (i = 1; i < n; i++) {
+		struct span notes;
+		size_t off = 0;
+
+		if (sh[i].sh_type != SHT_NOTE || (sh[i].sh_offset & 3) ||
+		    !sec_span(&m->img, &sh[i], &notes))
+			continue;
+		while (notes.size - off >= sizeof(Elf64_Nhdr)) {
+			const Elf64_Nhdr *nh = (const void *)(notes.p + off);
+			size_t nsz = (nh->n_namesz + 3) & ~3ull;
+			size_t dsz = (nh->n_descsz + 3) & ~3ull;
+			const uint8_t *desc;
+			char path[PATH_MAX], *q;
+			uint32_t k;
+
+			off += sizeof(*nh);
+			if (nsz > notes.size - off ||
+			    dsz > notes.size - off - nsz)
+				break;
+			desc = notes.p + off + nsz;
+			off += nsz + dsz;
+			if (nh->n_type != NT_GNU_BUILD_ID ||
+			    nh->n_namesz != 4 || memcmp(desc - nsz, "GNU", 4) ||
+			    nh->n_descsz < 2 || nh->n_descsz > 64)
+				continue;
+			q = path + sprintf(path,
+					   "/usr/lib/debug/.build-id/%02x/",
+					   desc[0]);
+			for (k = 1; k < nh->n_descsz; k++)
+				q += sprintf(q, "%02x", desc[k]);
+			strcpy(q, ".debug");
+			if (map_file(m, path, &m->dbg))
+				return;
+		}
+	}
+	find_debuglink(m);
+}
+
+/* -------------------------------------------------------------- symbols */
+
+static int sym_cmp(const void *a, const void *b)
+{
+	const struct sym *x = a, *y = b;
+
+	if (x->addr != y->addr)
+		return x->addr < y->addr ? -1 : 1;
+	if ((x->size != 0) != (y->size != 0))
+		return x->size ? -1 : 1;
+	return y->rank - x->rank;
+}
+
+static bool load_symtab(struct module *m, const struct span *img,
+			uint32_t type)
+{
+	const Elf64_Shdr *sh, *s = elf_find(img, NULL, type);
+	struct span tab, strs;
+	const Elf64_Sym *es;
+	size_t nsh, n, i, k;
+
+	nsh = elf_shnum(img, &sh);
+	if (!s || s->sh_entsize != sizeof(Elf64_Sym) || s->sh_link >= nsh ||
+	    (s->sh_offset & 7) ||
+	    !sec_span(img, s, &tab) || !sec_span(img, &sh[s->sh_link], &strs))
+		return false;
+	es = (const Elf64_Sym *)tab.p;
+	n = tab.size / sizeof(*es);
+	m->syms = calloc(n ? n : 1, sizeof(*m->syms));
+	if (!m->syms)
+		return false;
+	for (i = k = 0; i < n; i++) {
+		unsigned t = ELF64_ST_TYPE(es[i].st_info);
+		unsigned bind = ELF64_ST_BIND(es[i].st_info);
+		const char *name;
+
+		if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
+		    es[i].st_shndx == SHN_UNDEF || !es[i].st_value)
+			continue;
+		name = span_str(&strs, es[i].st_name);
+		if (!name || !*name)
+			continue;
+		/* "__libc_start_main@@GLIBC_2.34": drop the version. */
+		if (strchr(name, '@') && name[0] != '@') {
+			name = strndup(name, strchr(name, '@') - name);
+			if (!name)
+				continue;
+			m->syms[k].owned = true;
+		}
+		m->syms[k].addr = es[i].st_value;
+		m->syms[k].size = es[i].st_size;
+		m->syms[k].name = name;
+		m->syms[k].rank = bind == STB_GLOBAL ? 2 : bind == STB_WEAK;
+		k++;
+	}
+	if (!k) {
+		free(m->syms);
+		m->syms = NULL;
+		return false;
+	}
+	qsort(m->syms, k, sizeof(*m->syms), sym_cmp);
+	/* Keep the preferred name of each address. */
+	for (i = n = 1; i < k; i++) {
+		if (m->syms[i].addr != m->syms[n - 1].addr)
+			m->syms[n++] = m->syms[i];
+		else if (m->syms[i].owned)
+			free((char *)m->syms[i].name);
+	}
+	m->nsyms = n;
+	return true;
+}
+
+static void load_syms(struct module *m)
+{
+	m->syms_done = true;
+	if (load_symtab(m, &m->img, SHT_SYMTAB) ||
+	    load_symtab(m, &m->dbg, SHT_SYMTAB))
+		return;
+	load_symtab(m, &m->img, SHT_DYNSYM);
+}
+
+static const char *lookup_sym(const struct module *m, uint64_t key)
+{
+	size_t lo = 0, hi = m->nsyms, i, k;
+
+	while (lo < hi) {		/* first symbol above key */
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->syms[mid].addr <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo)
+		return NULL;
+	i = lo - 1;
+	if (!m->syms[i].size)
+		return m->syms[i].name;	/* unsized: nearest preceding */
+	/* Sized: it must contain key; a few earlier ones may enclose it. */
+	for (k = 0; k < 4 && k <= i; k++) {
+		const struct sym *s = &m->syms[i - k];
+
+		if (s->size && key - s->addr < s->size)
+			return s->name;
+	}
+	return NULL;
+}
+
+/* ----------------------------------------------------------- .debug_line */
+
+struct rd {
+	const uint8_t *p, *end;
+	bool err;
+};
+
+static uint64_t rd_u(struct rd *r, unsigned n)
+{
+	uint64_t v = 0;
+	unsigned i;
+
+	if ((size_t)(r->end - r->p) < n) {
+		r->err = true;
+		r->p = r->end;
+		return 0;
+	}
+	for (i = 0; i < n; i++)
+		v |= (uint64_t)r->p[i] << (8 * i);
+	r->p += n;
+	return v;
+}
+
+static uint64_t rd_uleb(struct rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+
+	while (r->p < r->end) {
+		uint8_t b = *r->p++;
+
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80))
+			return v;
+	}
+	r->err = true;
+	return 0;
+}
+
+static int64_t rd_sleb(struct rd *r)
+{
+	uint64_t v = 0;
+	unsigned shift = 0;
+	uint8_t b = 0;
+
+	while (r->p < r->end) {
+		b = *r->p++;
+		if (shift < 64)
+			v |= (uint64_t)(b & 0x7f) << shift;
+		shift += 7;
+		if (!(b & 0x80)) {
+			if (shift < 64 && (b & 0x40))
+				v |= ~0ull << shift;
+			return (int64_t)v;
+		}
+	}
+	r->err = true;
+	return 0;
+}
+
+static const char *rd_str(struct rd *r)
+{
+	const uint8_t *z = memchr(r->p, 0, r->end - r->p);
+	const char *s = (const char *)r->p;
+
+	if (!z) {
+		r->err = true;
+		r->p = r->end;
+		return NULL;
+	}
+	r->p = z + 1;
+	return s;
+}
+
+static void rd_skip(struct rd *r, uint64_t n)
+{
+	if (n > (uint64_t)(r->end - r->p)) {
+		r->err = true;
+		r->p = r->end;
+		return;
+	}
+	r->p += n;
+}
+
+struct lctx {
+	struct module *m;
+	struct span line_str, str;
+	unsigned offsz;
+};
+
+/* One DW_FORM value of a v5 entry; false for forms we cannot size. */
+static bool rd_form(struct rd *r, const struct lctx *c, uint64_t form,
+		    uint64_t *val, const char **s)
+{
+	*val = 0;
+	*s = NULL;
+	switch (form) {
+	case DW_FORM_string:
+		*s = rd_str(r);
+		break;
+	case DW_FORM_line_strp:
+		*s = span_str(&c->line_str, rd_u(r, c->offsz));
+		break;
+	case DW_FORM_strp:
+		*s = span_str(&c->str, rd_u(r, c->offsz));
+		break;
+	case DW_FORM_udata:
+		*val = rd_uleb(r);
+		break;
+	case DW_FORM_sdata:
+		*val = rd_sleb(r);
+		break;
+	case DW_FORM_data1:
+	case DW_FORM_strx1:
+		*val = rd_u(r, 1);
+		break;
+	case DW_FORM_data2:
+	case DW_FORM_strx2:
+		*val = rd_u(r, 2);
+		break;
+	case DW_FORM_strx3:
+		*val = rd_u(r, 3);
+		break;
+	case DW_FORM_data4:
+	case DW_FORM_strx4:
+		*val = rd_u(r, 4);
+		break;
+	case DW_FORM_data8:
+		*val = rd_u(r, 8);
+		break;
+	case DW_FORM_data16:
+		rd_skip(r, 16);
+		break;
+	case DW_FORM_strx:
+		rd_uleb(r);	/* needs .debug_str_offsets: name unknown */
+		break;
+	case DW_FORM_block:
+		rd_skip(r, rd_uleb(r));
+		break;
+	case DW_FORM_block1:
+		rd_skip(r, rd_u(r, 1));
+		break;
+	case DW_FORM_block2:
+		rd_skip(r, rd_u(r, 2));
+		break;
+	case DW_FORM_block4:
+		rd_skip(r, rd_u(r, 4));
+		break;
+	default:
+		return false;
+	}
+	return !r->err;
+}
+
+static bool grow(void **arr, size_t *cap, size_t need, size_t elem)
+{
+	size_t ncap;
+	void *p;
+
+	if (need <= *cap)
+		return true;
+	ncap = *cap ? *cap * 2 : 64;
+	while (ncap < need)
+		ncap *= 2;
+	p = realloc(*arr, ncap * elem);
+	if (!p)
+		return false;
+	*arr = p;
+	*cap = ncap;
+	return true;
+}
+
+static bool add_file(struct module *m, const char *comp, const char *dir,
+		     const char *name)
+{
+	struct lfile *f;
+
+	if (!grow((void **)&m->files, &m->files_cap, m->nfiles + 1,
+		  sizeof(*m->files)))
+		return false;
+	f = &m->files[m->nfiles++];
+	f->comp = comp;
+	f->dir = dir;
+	f->name = name ? name : "";
+	f->path = NULL;
+	return true;
+}
+
+/* v5 directory or file table; for dirs, *dirs gets the strings. */
+static bool read_entries_v5(struct rd *r, const struct lctx *c, bool files,
+			    const char ***dirs, uint64_t *ndirs)
+{
+	uint64_t fmt[2 * 16], count, i, v, val;
+	unsigned nfmt = rd_u(r, 1), k;
+	const char *s;
+
+	if (nfmt > 16)
+		return false;
+	for (k = 0; k < 2 * nfmt; k++)
+		fmt[k] = rd_uleb(r);
+	count = rd_uleb(r);
+	if (r->err || count > (uint64_t)(r->end - r->p))
+		return false;
+	if (!files) {
+		*dirs = calloc(count ? count : 1, sizeof(**dirs));
+		if (!*dirs)
+			return false;
+		*ndirs = count;
+	}
+	for (i = 0; i < count; i++) {
+		const char *path = NULL;
+		uint64_t dir = 0;
+
+		for (k = 0; k < nfmt; k++) {
+			if (!rd_form(r, c, fmt[2 * k + 1], &val, &s))
+				return false;
+			v = fmt[2 * k];
+			if (v == DW_LNCT_path)
+				path = s;
+			else if (v == DW_LNCT_directory_index)
+				dir = val;
+		}
+		if (!files) {
+			(*dirs)[i] = path;
+		} else if (!add_file(c->m, *ndirs ? (*dirs)[0] : NULL,
+				     dir < *ndirs ? (*dirs)[dir] : NULL,
+				     path)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+static bool add_row(struct module *m, uint64_t addr, uint32_t file,
+		    int64_t line)
+{
+	struct lrow *row;
+
+	if (!grow((void **)&m->rows, &m->rows_cap, m->nrows + 1,
+		  sizeof(*m->rows)))
+		return false;
+	row = &m->rows[m->nrows++];
+	row->addr = addr;
+	row->file = file;
+	row->line = line > 0 && line <= UINT32_MAX ? (uint32_t)line : 0;
+	return true;
+}
+
+/* Close a sequence: keep it unless it is empty or a discarded (0) one. */
+static bool end_seq(struct module *m, size_t first, uint64_t end)
+{
+	struct lseq *q;
+
+	if (m->nrows == first || !m->rows[first].addr ||
+	    m->rows[first].addr >= end || end == UINT64_MAX) {
+		m->nrows = first;
+		return true;
+	}
+	if (!grow((void **)&m->seqs, &m->seqs_cap, m->nseqs + 1,
+		  sizeof(*m->seqs)))
+		return false;
+	q = &m->seqs[m->nseqs++];
+	q->lo = m->rows[first].addr;
+	q->hi = end;
+	q->first = first;
+	q->count = m->nrows - first;
+	return true;
+}
+
+/*
+ * One line-number program unit at r; r->p is left at its end.  A bad unit
+ * is skipped; false only when its length is unusable, which ends the walk.
+ */
+static bool parse_unit(struct lctx *c, struct rd *r)
+{
+	struct module *m = c->m;
+	const uint8_t *unit_end, *prog;
+	uint64_t len, hlen, addr = 0, file, fbase, nfiles0, ndirs = 0;
+	const char **dirs = NULL;
+	unsigned ver, asz = 8, min_len, line_range, opbase, i;
+	uint8_t std_len[256];
+	int line_base;
+	int64_t line;
+	size_t first = m->nrows;
+	struct rd u;
+
+	len = rd_u(r, 4);
+	c->offsz = 4;
+	if (len == 0xffffffff) {
+		len = rd_u(r, 8);
+		c->offsz = 8;
+	} else if (len >= 0xfffffff0) {
+		return false;
+	}
+	if (r->err || len > (uint64_t)(r->end - r->p))
+		return false;
+	unit_end = r->p + len;
+	u.p = r->p;
+	u.end = unit_end;
+	u.err = false;
+	r->p = unit_end;
+
+	ver = rd_u(&u, 2);
+	if (ver < 2 || ver > 5)
+		return true;		/* skip unknown versions */
+	if (ver >= 5) {
+		asz = rd_u(&u, 1);
+		rd_u(&u, 1);		/* segment selector size */
+	}
+	hlen = rd_u(&u, c->offsz);
+	if (u.err || hlen > (uint64_t)(u.end - u.p))
+		return true;
+	prog = u.p + hlen;
+	min_len = rd_u(&u, 1);
+	if (ver >= 4)
+		rd_u(&u, 1);		/* max ops per insn: VLIW only */
+	rd_u(&u, 1);			/* default_is_stmt */
+	line_base = (int8_t)rd_u(&u, 1);
+	line_range = rd_u(&u, 1);
+	opbase = rd_u(&u, 1);
+	if (u.err || !line_range || !opbase)
+		return true;
+	memset(std_len, 0, sizeof(std_len));
+	for (i = 1; i < opbase; i++)
+		std_len[i] = rd_u(&u, 1);
+
+	fbase = m->nfiles;
+	if (ver >= 5) {
+		if (!read_entries_v5(&u, c, false, &dirs, &ndirs) ||
+		    !read_entries_v5(&u, c, true, &dirs, &ndirs))
+			goto out;
+		nfiles0 = 0;		/* v5 file numbers start at 0 */
+	} else {
+		size_t cap = 0;
+
+		for (;;) {
+			const char *d = rd_str(&u);
+
+			if (!d || !*d)
+				break;
+			if (!grow((void **)&dirs, &cap, ndirs + 1,
+				  sizeof(*dirs)))
+				goto out;
+			dirs[ndirs++] = d;
+		}
+		for (;;) {
+			const char *name = rd_str(&u);
+			uint64_t d;
+
+			if (!name || !*name)
+				break;
+			d = rd_uleb(&u);
+			rd_uleb(&u);	/* mtime */
+			rd_uleb(&u);	/* length */
+			if (!add_file(m, NULL,
+				      d && d <= ndirs ? dirs[d - 1] : NULL,
+				      name))
+				goto out;
+		}
+		nfiles0 = 1;
+	}
+	if (u.err || prog > u.end)
+		goto out;
+
+	u.p = prog;
+	file = 1;
+	line = 1;
+#define ROW_FILE() (file - nfiles0 < m->nfiles - fbase ? \
+		    (uint32_t)(fbase + file - nfiles0) : NO_FILE)
+	while (u.p < u.end && !u.err) {
+		unsigned op = rd_u(&u, 1);
+
+		if (op >= opbase) {
+			unsigned adj = op - opbase;
+
+			addr += (uint64_t)(adj / line_range) * min_len;
+			line += line_base + (int)(adj % line_range);
+			if (!add_row(m, addr, ROW_FILE(), line))
+				goto out;
+			continue;
+		}
+		switch (op) {
+		case 0: {
+			uint64_t elen = rd_uleb(&u);
+			const uint8_t *next;
+			unsigned sub;
+
+			if (!elen || elen > (uint64_t)(u.end - u.p))
+				goto out;
+			next = u.p + elen;
+			sub = rd_u(&u, 1);
+			if (sub == DW_LNE_end_sequence) {
+				if (!end_seq(m, first, addr))
+					goto out;
+				addr = 0;
+				file = 1;
+				line = 1;
+				first = m->nrows;
+			} else if (sub == DW_LNE_set_address) {
+				unsigned n = ver >= 5 ? asz : elen - 1;
+
+				addr = (n == 4 || n == 8) ? rd_u(&u, n) : 0;
+			}
+			u.p = next;
+			break;
+		}
+		case DW_LNS_copy:
+			if (!add_row(m, addr, ROW_FILE(), line))
+				goto out;
+			break;
+		case DW_LNS_advance_pc:
+			addr += rd_uleb(&u) * min_len;
+			break;
+		case DW_LNS_advance_line:
+			line += rd_sleb(&u);
+			break;
+		case DW_LNS_set_file:
+			file = rd_uleb(&u);
+			break;
+		case DW_LNS_const_add_pc:
+			addr += (uint64_t)((255 - opbase) / line_range) *
+				min_len;
+			break;
+		case DW_LNS_fixed_advance_pc:
+			addr += rd_u(&u, 2);
+			break;
+		default:
+			/* Known no-operand ones and unknown: skip operands. */
+			for (i = 0; i < std_len[op]; i++)
+				rd_uleb(&u);
+			break;
+		}
+	}
+#undef ROW_FILE
+out:
+	m->nrows = first;		/* drop an unterminated sequence */
+	free(dirs);
+	return true;
+}
+
+static int seq_cmp(const void *a, const void *b)
+{
+	const struct lseq *x = a, *y = b;
+
+	if (x->lo != y->lo)
+		return x->lo < y->lo ? -1 : 1;
+	return 0;
+}
+
+static void load_lines(struct module *m)
+{
+	const struct span *img = &m->img;
+	struct lctx c = { .m = m };
+	struct span dl;
+	struct rd r;
+
+	m->lines_done = true;
+	if (!elf_section(m, img, ".debug_line", &dl)) {
+		img = &m->dbg;
+		if (!elf_section(m, img, ".debug_line", &dl))
+			return;
+	}
+	if (!elf_section(m, img, ".debug_line_str", &c.line_str))
+		c.line_str.p = NULL;
+	if (!elf_section(m, img, ".debug_str", &c.str))
+		c.str.p = NULL;
+	r.p = dl.p;
+	r.end = dl.p + dl.size;
+	r.err = false;
+	while (r.p < r.end && !r.err)
+		if (!parse_unit(&c, &r))
+			break;
+	if (m->nseqs)
+		qsort(m->seqs, m->nseqs, sizeof(*m->seqs), seq_cmp);
+}
+
+static const char *file_path(struct lfile *f)
+{
+	size_t n;
+
+	if (f->path)
+		return f->path;
+	if (f->name[0] == '/' || (!f->dir && !f->comp))
+		return f->name;
+	n = (f->comp ? strlen(f->comp) : 0) + (f->dir ? strlen(f->dir) : 0) +
+	    strlen(f->name) + 3;
+	f->path = malloc(n);
+	if (!f->path)
+		return f->name;
+	if (!f->dir)
+		snprintf(f->path, n, "%s/%s", f->comp, f->name);
+	else if (f->dir[0] == '/' || !f->comp)
+		snprintf(f->path, n, "%s/%s", f->dir, f->name);
+	else
+		snprintf(f->path, n, "%s/%s/%s", f->comp, f->dir, f->name);
+	return f->path;
+}
+
+static void lookup_line(struct module *m, uint64_t key, struct rc_frame *out)
+{
+	size_t lo = 0, hi = m->nseqs, i, k;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->seqs[mid].lo <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	/* Overlaps are rare; look back at a few earlier sequences. */
+	for (k = 0; k < 4 && k < lo; k++) {
+		const struct lseq *q = &m->seqs[lo - 1 - k];
+		const struct lrow *rows = m->rows + q->first;
+		size_t a = 0, b = q->count;
+
+		if (key >= q->hi)
+			continue;
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+
+			if (rows[mid].addr <= key)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		if (!a)
+			continue;
+		i = a - 1;
+		if (!rows[i].line || rows[i].file == NO_FILE ||
+		    rows[i].file >= m->nfiles)
+			return;
+		out->file = file_path(&m->files[rows[i].file]);
+		out->line = rows[i].line;
+		return;
+	}
+}
+
+/* -------------------------------------------------------------- modules */
+
+static void module_free(struct module *m)
+{
+	size_t i;
+
+	if (!m)
+		return;
+	for (i = 0; i < m->nfiles; i++)
+		free(m->files[i].path);
+	for (i = 0; i < m->nsyms; i++)
+		if (m->syms[i].owned)
+			free((char *)m->syms[i].name);
+	for (i = 0; i < m->nmaps; i++)
+		munmap((void *)m->maps[i].p, m->maps[i].size);
+	free(m->files);
+	free(m->rows);
+	free(m->seqs);
+	free(m->syms);
+	free(m->path);
+	free(m->name);
+	free(m);
+}
+
+/* file: what to read (differs from path for the executable). */
+static struct module *module_open(const char *name, const char *path,
+				  const char *file, uintptr_t base)
+{
+	struct module *m = calloc(1, sizeof(*m));
+
+	if (!m)
+		return NULL;
+	m->base = base;
+	m->name = strdup(name);
+	m->path = strdup(path);
+	if (!m->name || !m->path) {
+		module_free(m);
+		return NULL;
+	}
+	if (map_file(m, file, &m->img))
+		find_debug_file(m);
+	return m;
+}
+
+struct find_mod {
+	uintptr_t addr;
+	uintptr_t base;
+	char name[PATH_MAX];
+	bool found;
+};
+
+static int find_mod_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct find_mod *fm = arg;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+		uintptr_t lo = info->dlpi_addr + ph->p_vaddr;
+
+		if (ph->p_type != PT_LOAD || fm->addr < lo ||
+		    fm->addr - lo >= ph->p_memsz)
+			continue;
+		fm->base = info->dlpi_addr;
+		snprintf(fm->name, sizeof(fm->name), "%s",
+			 info->dlpi_name ? info->dlpi_name : "");
+		fm->found = true;
+		return 1;
+	}
+	return 0;
+}
+
+static const char *get_exe_path(void)
+{
+	char buf[PATH_MAX];
+	ssize_t n;
+
+	if (exe_path)
+		return exe_path;
+	n = readlink("/proc/self/exe", buf, sizeof(buf) - 1);
+	if (n <= 0)
+		return NULL;
+	buf[n] = 0;
+	exe_path = strdup(buf);
+	return exe_path;
+}
+
+static struct module *module_for(uintptr_t addr)
+{
+	struct find_mod fm = { .addr = addr };
+	struct module *m;
+	const char *path;
+
+	if (!dl_iterate_phdr(find_mod_cb, &fm) || !fm.found)
+		return NULL;
+	for (m = modules; m; m = m->next)
+		if (m->base == fm.base && !strcmp(m->name, fm.name))
+			return m;
+	/* The executable: /proc/self/exe still works if it was replaced. */
+	path = fm.name[0] ? fm.name : get_exe_path();
+	if (!path)
+		return NULL;
+	m = module_open(fm.name, path, fm.name[0] ? path : "/proc/self/exe",
+			fm.base);
+	if (!m)
+		return NULL;
+	m->next = modules;
+	modules = m;
+	return m;
+}
+
+static void fill_frame(struct module *m, uintptr_t pc, struct rc_frame *out)
+{
+	uint64_t key = pc - 1 - m->base;
+
+	out->module = m->path;
+	out->offset = pc - m->base;
+	if (!m->syms_done)
+		load_syms(m);
+	out->function = lookup_sym(m, key);
+	if (!m->lines_done)
+		load_lines(m);
+	lookup_line(m, key, out);
+}
+
+/* ---------------------------------------------------------------- cache */
+
+static size_t cache_slot(uintptr_t pc, size_t cap)
+{
+	return (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 20) & (cap - 1);
+}
+
+static struct cache_ent *cache_find(uintptr_t pc)
+{
+	size_t i;
+
+	if (!cache)
+		return NULL;
+	for (i = cache_slot(pc, cache_cap); cache[i].pc;
+	     i = (i + 1) & (cache_cap - 1))
+		if (cache[i].pc == pc)
+			return &cache[i];
+	return NULL;
+}
+
+static void cache_put(const struct rc_frame *f)
+{
+	struct cache_ent *nc;
+	size_t i, j, ncap;
+
+	if (2 * (cache_used + 1) > cache_cap) {
+		ncap = cache_cap ? 2 * cache_cap : 256;
+		nc = calloc(ncap, sizeof(*nc));
+		if (!nc)
+			return;
+		for (i = 0; i < cache_cap; i++) {
+			if (!cache[i].pc)
+				continue;
+			for (j = cache_slot(cache[i].pc, ncap); nc[j].pc;
+			     j = (j + 1) & (ncap - 1))
+				;
+			nc[j] = cache[i];
+		}
+		free(cache);
+		cache = nc;
+		cache_cap = ncap;
+	}
+	for (i = cache_slot(f->pc, cache_cap); cache[i].pc;
+	     i = (i + 1) & (cache_cap - 1))
+		;
+	cache[i].pc = f->pc;
+	cache[i].f = *f;
+	cache_used++;
+}
+
+void rc_symbolize(uintptr_t pc, struct rc_frame *out)
+{
+	struct cache_ent *ce;
+	struct module *m;
+
+	memset(out, 0, sizeof(*out));
+	out->pc = pc;
+	if (pc < 2)
+		return;
+	pthread_mutex_lock(&sym_lock);
+	ce = cache_find(pc);
+	if (ce) {
+		*out = ce->f;
+	} else {
+		m = module_for(pc - 1);
+		if (m)
+			fill_frame(m, pc, out);
+		cache_put(out);
+	}
+	pthread_mutex_unlock(&sym_lock);
+}
+
+int rc_symbolize_file(const char *path, uintptr_t offset,
+		      struct rc_frame *out)
+{
+	static struct module *last;
+	static struct stat last_st;
+	struct stat st;
+	int ret = -1;
+
+	memset(out, 0, sizeof(*out));
+	out->pc = offset;
+	if (stat(path, &st))
+		return -1;
+	pthread_mutex_lock(&sym_lock);
+	/* Keep the last file while it is the same, unchanged file. */
+	if (!last || strcmp(last->path, path) || st.st_dev != last_st.st_dev ||
+	    st.st_ino != last_st.st_ino || st.st_size != last_st.st_size ||
+	    st.st_mtim.tv_sec != last_st.st_mtim.tv_sec ||
+	    st.st_mtim.tv_nsec != last_st.st_mtim.tv_nsec) {
+		module_free(last);
+		last = module_open(path, path, path, 0);
+		last_st = st;
+	}
+	if (last && last->img.p) {
+		if (offset >= 1)
+			fill_frame(last, offset, out);
+		else
+			out->module = last->path;
+		ret = 0;
+	}
+	pthread_mutex_unlock(&sym_lock);
+	return ret;
+}
+
+void rc_symbolize_atfork_child(void)
+{
+	pthread_mutex_init(&sym_lock, NULL);
+}
