@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "options.h"
+#include "symbolize.h"
 #include "wrap.h"
 
 void rc_pid_atfork_child(void);
@@ -33,6 +34,7 @@ static void atfork_child(void)
 	rc_pid_atfork_child();
 	rc_reg_atfork_child();
 	rc_stack_atfork_child();
+	rc_symbolize_atfork_child();
 	rc_report_atfork_child();
 	rc_watch_atfork_child();
 }
@@ -206,6 +208,7 @@ static void init(void)
 	rc_reg_init();
 	rc_stack_init();
 	rc_stack_set_depth(rc_opt.stack_depth);
+	rc_stack_set_skip(rc_caller_internal);
 	rc_interpose_init();
 	rc_report_init();
 	pthread_atfork(NULL, NULL, atfork_child);

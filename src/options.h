@@ -25,10 +25,22 @@ void rc_options_defaults(void);
  * Parse "key=value:key=value" into rc_opt.  Unknown keys and bad values are
  * reported once each on stderr (prefixed "rdmacheck: ") and ignored; never
  * fails.  Returns the number of problems found.  Strings are copied.
+ * The first '=' ends the key, so values may contain '=', but never ':'
+ * (there is no escape); empty entries are skipped.  BOOL takes
+ * 0/1/true/false/yes/no (any case), INT a plain decimal within its bounds.
  */
 int rc_options_parse(const char *s);
 
-/* Expand %p to the pid into buf; returns buf ("" for NULL/empty tmpl). */
+/*
+ * Expand %p to the pid (and %% to %) into buf, truncating to len; returns
+ * buf ("" for NULL/empty tmpl).  Async-signal-safe.
+ */
 char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len);
+
+/*
+ * A problem in the user's input (options, suppression files): one line on
+ * stderr, "rdmacheck: " + message, control characters replaced by '?'.
+ */
+void rc_complain(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
 #endif

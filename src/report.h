@@ -77,6 +77,11 @@ void rc_report(struct rc_finding *f);
 void rc_report_note(const char *fmt, ...)
 	__attribute__((format(printf, 1, 2)));
 
+/*
+ * Unsuppressed errors and warnings (findings), leaks (leaked objects: the
+ * sum of the leak findings' counts), and suppressed (findings, a leak
+ * finding weighing its count), as in the summary line and the JSON.
+ */
 struct rc_summary {
 	unsigned errors, warnings, leaks, suppressed;
 };
@@ -104,6 +109,14 @@ int rc_report_exit_status(void);
  * findings (one report per process) and reopens a log_path with %p.
  */
 void rc_report_atfork_child(void);
+
+/*
+ * Forget the leak findings and their counts, keeping errors and warnings:
+ * after a snapshot's leak check, so the next one (or the one at exit)
+ * does not count the same live objects twice.  Suppression hit counts,
+ * and the counts of findings beyond the storage cap, are kept.
+ */
+void rc_report_forget_leaks(void);
 
 /* Forget all findings and counts (tests; the fork child). */
 void rc_report_reset(void);

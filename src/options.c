@@ -1,0 +1,269 @@
+/*
+ * options.c - RDMACHECK_OPTIONS: defaults and the parser, both driven by
+ * the options.def table (a new option is one line there, nothing here).
+ *
+ * Syntax: "key=value:key=value".  The first '=' splits key from value, so
+ * a value may contain '=' but never ':' (there is no escape).  Empty
+ * entries ("a=1::b=2", a trailing ':') are ignored.  Problems are reported
+ * once each on stderr and the previous value is kept; parsing never fails.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "rdmacheck.h"
+
+struct rc_options rc_opt;
+
+enum opt_type { OT_BOOL, OT_INT, OT_STR };
+
+#define RC_OPT_KIND_BOOL OT_BOOL
+#define RC_OPT_KIND_INT OT_INT
+#define RC_OPT_KIND_STR OT_STR
+
+/* Default values as the parser sees them; STR defaults are strings. */
+#define RC_OPT_DEF_BOOL(d) (long)(d), NULL
+#define RC_OPT_DEF_INT(d) (long)(d), NULL
+#define RC_OPT_DEF_STR(d) 0, d
+
+struct opt_desc {
+	const char *name;
+	enum opt_type type;
+	long idef;
+	const char *sdef;
+	long min, max;
+	size_t off;
+};
+
+static const struct opt_desc opt_table[] = {
+#define RC_OPT(type, name, def, min, max, help) \
+	{ #name, RC_OPT_KIND_##type, RC_OPT_DEF_##type(def), min, max, \
+	  offsetof(struct rc_options, name) },
+#include "options.def"
+#undef RC_OPT
+};
+
+#define NOPTS RC_ARRAY_SIZE(opt_table)
+
+/* Strings we strdup()ed, so a second parse can free the first copy. */
+static char *opt_owned[NOPTS];
+
+static void *opt_field(const struct opt_desc *d)
+{
+	return (char *)&rc_opt + d->off;
+}
+
+void rc_complain(const char *fmt, ...)
+{
+	char buf[512];
+	va_list ap;
+	int i, n;
+
+	n = snprintf(buf, sizeof(buf), "rdmacheck: ");
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	/* One line, whatever the input held. */
+	for (i = 0; i < n; i++)
+		if ((unsigned char)buf[i] < 0x20)
+			buf[i] = '?';
+	buf[n++] = '\n';
+	/* One write(2): lines from threads do not interleave. */
+	if (write(STDERR_FILENO, buf, n) < 0)
+		return;
+}
+
+void rc_options_defaults(void)
+{
+	unsigned i;
+
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt_desc *d = &opt_table[i];
+
+		switch (d->type) {
+		case OT_BOOL:
+			*(bool *)opt_field(d) = d->idef != 0;
+			break;
+		case OT_INT:
+			*(int *)opt_field(d) = (int)d->idef;
+			break;
+		case OT_STR:
+			*(const char **)opt_field(d) = d->sdef;
+			free(opt_owned[i]);
+			opt_owned[i] = NULL;
+			break;
+		}
+	}
+}
+
+static bool parse_bool(const char *v, bool *out)
+{
+	static const char *const yes[] = { "1", "true", "yes" };
+	static const char *const no[] = { "0", "false", "no" };
+	unsigned i;
+
+	for (i = 0; i < RC_ARRAY_SIZE(yes); i++) {
+		if (!strcasecmp(v, yes[i])) {
+			*out = true;
+			return true;
+		}
+		if (!strcasecmp(v, no[i])) {
+			*out = false;
+			return true;
+		}
+	}
+	return false;
+}
+
+/* A full decimal: optional '-', digits only, no spaces, no overflow. */
+static bool parse_int(const char *v, long min, long max, int *out)
+{
+	const char *p = v;
+	char *end;
+	long x;
+
+	if (*p == '-')
+		p++;
+	if (*p < '0' || *p > '9')
+		return false;
+	errno = 0;
+	x = strtol(v, &end, 10);
+	if (errno || *end || x < min || x > max)
+		return false;
+	*out = (int)x;
+	return true;
+}
+
+static const struct opt_desc *find_opt(const char *key, size_t klen)
+{
+	unsigned i;
+
+	for (i = 0; i < NOPTS; i++)
+		if (strlen(opt_table[i].name) == klen &&
+		    !memcmp(opt_table[i].name, key, klen))
+			return &opt_table[i];
+	return NULL;
+}
+
+/* Apply one "key=value" (not NUL-terminated; len bytes). */
+static int apply_one(const char *ent, size_t len)
+{
+	const struct opt_desc *d;
+	const char *eq = memchr(ent, '=', len);
+	char val[1024];
+	size_t klen, vlen;
+
+	if (!eq) {
+		rc_complain("RDMACHECK_OPTIONS: missing '=' in '%.*s' (ignored)",
+			    (int)len, ent);
+		return 1;
+	}
+	klen = eq - ent;
+	vlen = len - klen - 1;
+	d = find_opt(ent, klen);
+	if (!d) {
+		rc_complain("RDMACHECK_OPTIONS: unknown option '%.*s' (ignored)",
+			    (int)klen, ent);
+		return 1;
+	}
+	if (vlen >= sizeof(val)) {
+		rc_complain("RDMACHECK_OPTIONS: value for %s longer than %zu bytes (ignored)",
+			    d->name, sizeof(val) - 1);
+		return 1;
+	}
+	memcpy(val, eq + 1, vlen);
+	val[vlen] = '\0';
+
+	switch (d->type) {
+	case OT_BOOL:
+		if (!parse_bool(val, (bool *)opt_field(d))) {
+			rc_complain("RDMACHECK_OPTIONS: bad value '%s' for %s (expected 0/1/true/false/yes/no; keeping %d)",
+				    val, d->name, *(bool *)opt_field(d));
+			return 1;
+		}
+		break;
+	case OT_INT:
+		if (!parse_int(val, d->min, d->max, (int *)opt_field(d))) {
+			rc_complain("RDMACHECK_OPTIONS: bad value '%s' for %s (expected %ld..%ld; keeping %d)",
+				    val, d->name, d->min, d->max,
+				    *(int *)opt_field(d));
+			return 1;
+		}
+		break;
+	case OT_STR: {
+		unsigned i = d - opt_table;
+		char *copy = strdup(val);
+
+		if (!copy) {
+			rc_complain("RDMACHECK_OPTIONS: out of memory for %s (ignored)",
+				    d->name);
+			return 1;
+		}
+		free(opt_owned[i]);
+		opt_owned[i] = copy;
+		*(const char **)opt_field(d) = copy;
+		break;
+	}
+	}
+	return 0;
+}
+
+int rc_options_parse(const char *s)
+{
+	int problems = 0;
+
+	while (s && *s) {
+		const char *end = strchr(s, ':');
+		size_t len = end ? (size_t)(end - s) : strlen(s);
+
+		if (len)
+			problems += apply_one(s, len);
+		s += len;
+		if (*s == ':')
+			s++;
+	}
+	return problems;
+}
+
+char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len)
+{
+	unsigned o = 0;
+
+	if (!len)
+		return buf;
+	for (; tmpl && *tmpl && o + 1 < len; tmpl++) {
+		if (tmpl[0] == '%' && tmpl[1] == 'p') {
+			/* No stdio: this runs in the crash handler too. */
+			char pid[16];
+			unsigned n = 0, p = (unsigned)getpid();
+
+			do
+				pid[sizeof(pid) - ++n] = '0' + p % 10;
+			while ((p /= 10));
+			if (o + n >= len)
+				break;
+			memcpy(buf + o, pid + sizeof(pid) - n, n);
+			o += n;
+			tmpl++;
+		} else if (tmpl[0] == '%' && tmpl[1] == '%') {
+			buf[o++] = '%';
+			tmpl++;
+		} else {
+			buf[o++] = *tmpl;
+		}
+	}
+	buf[o] = '\0';
+	return buf;
+}

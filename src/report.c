@@ -1,0 +1,460 @@
+/*
+ * report.c - the findings collector: suppression, counting, the text log,
+ * the copy the JSON report is written from, halt_on_error and the exit
+ * status.  Also the output buffer the text and JSON writers share.
+ *
+ * Locking: one mutex (rc_coll.lock) guards the counters and the stored
+ * findings.  Suppression matching and text formatting (both symbolize,
+ * which can be slow) and the write(2) of the text block happen outside it.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "rdmacheck.h"
+#include "report_int.h"
+#include "suppress.h"
+
+struct rc_collector rc_coll = {
+	.lock = PTHREAD_MUTEX_INITIALIZER,
+	.json_lock = PTHREAD_MUTEX_INITIALIZER,
+	.log_fd = STDERR_FILENO,
+};
+
+static const char *const kind_json[] = {
+#define X(e, json, text) [RC_K_##e] = json,
+	RC_KINDS(X)
+#undef X
+};
+
+static const char *const kind_text[] = {
+#define X(e, json, text) [RC_K_##e] = text,
+	RC_KINDS(X)
+#undef X
+};
+
+const char *rc_kind_json(enum rc_kind k)
+{
+	return (unsigned)k < RC_K_COUNT ? kind_json[k] : "unknown";
+}
+
+const char *rc_kind_text(enum rc_kind k)
+{
+	return (unsigned)k < RC_K_COUNT ? kind_text[k] : "object";
+}
+
+/* ---- output buffer ---------------------------------------------------- */
+
+void rc_out_init_grow(struct rc_out *o)
+{
+	memset(o, 0, sizeof(*o));
+	o->fd = -1;
+}
+
+void rc_out_init_fd(struct rc_out *o, char *storage, size_t cap, int fd)
+{
+	memset(o, 0, sizeof(*o));
+	o->buf = storage;
+	o->cap = cap;
+	o->fd = fd;
+}
+
+static bool write_all(int fd, const char *p, size_t n)
+{
+	while (n) {
+		ssize_t w = write(fd, p, n);
+
+		if (w < 0 && errno == EINTR)
+			continue;
+		if (w <= 0)
+			return false;
+		p += w;
+		n -= w;
+	}
+	return true;
+}
+
+bool rc_out_write(struct rc_out *o, int fd)
+{
+	bool ok = write_all(fd, o->buf, o->len);
+
+	o->len = 0;
+	if (!ok)
+		o->failed = true;
+	return ok;
+}
+
+/* Make room for n more bytes; false when impossible (data dropped). */
+static bool out_room(struct rc_out *o, size_t n)
+{
+	size_t cap;
+	char *nb;
+
+	if (o->len + n <= o->cap)
+		return true;
+	if (o->fd >= 0) {
+		rc_out_write(o, o->fd);
+		return n <= o->cap;
+	}
+	cap = o->cap ? o->cap : 1024;
+	while (cap < o->len + n)
+		cap *= 2;
+	nb = realloc(o->buf, cap);
+	if (!nb) {
+		o->failed = true;
+		return false;
+	}
+	o->buf = nb;
+	o->cap = cap;
+	return true;
+}
+
+void rc_out_put(struct rc_out *o, const char *s, size_t n)
+{
+	/* Fixed storage: feed large strings through in pieces. */
+	while (o->fd >= 0 && n > o->cap && o->cap) {
+		rc_out_put(o, s, o->cap);
+		s += o->cap;
+		n -= o->cap;
+	}
+	if (!out_room(o, n))
+		return;
+	memcpy(o->buf + o->len, s, n);
+	o->len += n;
+}
+
+void rc_out_puts(struct rc_out *o, const char *s)
+{
+	rc_out_put(o, s, strlen(s));
+}
+
+void rc_out_putc(struct rc_out *o, char c)
+{
+	rc_out_put(o, &c, 1);
+}
+
+void rc_out_udec(struct rc_out *o, unsigned long long v)
+{
+	char tmp[24];
+	unsigned n = 0;
+
+	do
+		tmp[sizeof(tmp) - ++n] = '0' + v % 10;
+	while ((v /= 10));
+	rc_out_put(o, tmp + sizeof(tmp) - n, n);
+}
+
+void rc_out_dec(struct rc_out *o, long long v)
+{
+	if (v < 0) {
+		rc_out_putc(o, '-');
+		rc_out_udec(o, -(unsigned long long)v);
+	} else {
+		rc_out_udec(o, v);
+	}
+}
+
+void rc_out_hex(struct rc_out *o, uintptr_t v)
+{
+	char tmp[2 + 2 * sizeof(v)];
+	unsigned n = 0;
+
+	do
+		tmp[sizeof(tmp) - ++n] = "0123456789abcdef"[v & 15];
+	while ((v >>= 4));
+	tmp[sizeof(tmp) - ++n] = 'x';
+	tmp[sizeof(tmp) - ++n] = '0';
+	rc_out_put(o, tmp + sizeof(tmp) - n, n);
+}
+
+void rc_out_free(struct rc_out *o)
+{
+	if (o->fd < 0)
+		free(o->buf);
+	o->buf = NULL;
+	o->len = o->cap = 0;
+}
+
+/* ---- init ------------------------------------------------------------- */
+
+static void open_log(void)
+{
+	const char *lp = rc_opt.log_path;
+	char path[PATH_MAX];
+	int fd;
+
+	if (rc_coll.log_owned)
+		close(rc_coll.log_fd);
+	rc_coll.log_fd = STDERR_FILENO;
+	rc_coll.log_owned = false;
+	if (!lp || !*lp || !strcmp(lp, "stderr"))
+		return;
+	if (!strcmp(lp, "stdout")) {
+		rc_coll.log_fd = STDOUT_FILENO;
+		return;
+	}
+	rc_options_expand_path(lp, path, sizeof(path));
+	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		rc_warn("cannot open log_path '%s': %m; logging to stderr",
+			path);
+		return;
+	}
+	rc_coll.log_fd = fd;
+	rc_coll.log_owned = true;
+}
+
+/* Read argv now: the program may overwrite its argv strings later. */
+static void read_cmdline(void)
+{
+	size_t cap = 4096, len = 0;
+	char *buf = malloc(cap);
+	int fd = open("/proc/self/cmdline", O_RDONLY | O_CLOEXEC);
+	ssize_t r;
+
+	free(rc_coll.cmdline);
+	rc_coll.cmdline = NULL;
+	rc_coll.cmdline_len = 0;
+	if (fd < 0 || !buf)
+		goto out;
+	for (;;) {
+		if (len == cap) {
+			char *nb = realloc(buf, cap * 2);
+
+			if (!nb)
+				break;
+			buf = nb;
+			cap *= 2;
+		}
+		r = read(fd, buf + len, cap - len);
+		if (r < 0 && errno == EINTR)
+			continue;
+		if (r <= 0)
+			break;
+		len += r;
+	}
+	rc_coll.cmdline = buf;
+	rc_coll.cmdline_len = len;
+	buf = NULL;
+out:
+	free(buf);
+	if (fd >= 0)
+		close(fd);
+}
+
+void rc_report_init(void)
+{
+	ssize_t n;
+
+	open_log();
+	n = readlink("/proc/self/exe", rc_coll.exe, sizeof(rc_coll.exe) - 1);
+	rc_coll.exe[n > 0 ? n : 0] = '\0';
+	read_cmdline();
+	rc_suppress_reset();
+	if (rc_opt.suppressions && *rc_opt.suppressions)
+		rc_suppress_load(rc_opt.suppressions);
+}
+
+void rc_report_reset(void)
+{
+	pthread_mutex_lock(&rc_coll.lock);
+	free(rc_coll.findings);
+	rc_coll.findings = NULL;
+	rc_coll.nfindings = rc_coll.cap = rc_coll.dropped = 0;
+	memset(&rc_coll.sum, 0, sizeof(rc_coll.sum));
+	rc_coll.halted = false;
+	pthread_mutex_unlock(&rc_coll.lock);
+}
+
+void rc_report_atfork_child(void)
+{
+	pthread_mutex_init(&rc_coll.lock, NULL);
+	pthread_mutex_init(&rc_coll.json_lock, NULL);
+	/* One report per process: the parent's findings are its own. */
+	rc_report_reset();
+	if (rc_coll.log_owned && strstr(rc_opt.log_path, "%p"))
+		open_log();
+}
+
+/* ---- the collector ---------------------------------------------------- */
+
+static unsigned weight(const struct rc_finding *f)
+{
+	return rc_rules[f->rule].severity == RC_SEV_LEAK ? f->count : 1;
+}
+
+/* Under the lock: count f and keep a copy. */
+static void collect(const struct rc_finding *f)
+{
+	struct rc_summary *s = &rc_coll.sum;
+
+	if (f->suppressed)
+		s->suppressed += weight(f);
+	else if (rc_rules[f->rule].severity == RC_SEV_ERROR)
+		s->errors++;
+	else if (rc_rules[f->rule].severity == RC_SEV_WARNING)
+		s->warnings++;
+	else
+		s->leaks += f->count;
+
+	if (rc_coll.nfindings == rc_coll.cap) {
+		unsigned cap = rc_coll.cap ? rc_coll.cap * 2 : 64;
+		struct rc_finding *nf;
+
+		if (cap > RC_MAX_FINDINGS)
+			cap = RC_MAX_FINDINGS;
+		nf = cap > rc_coll.cap ?
+			realloc(rc_coll.findings, cap * sizeof(*nf)) : NULL;
+		if (!nf) {
+			rc_coll.dropped++;
+			return;
+		}
+		rc_coll.findings = nf;
+		rc_coll.cap = cap;
+	}
+	rc_coll.findings[rc_coll.nfindings++] = *f;
+}
+
+void rc_report_forget_leaks(void)
+{
+	unsigned i, kept = 0;
+
+	pthread_mutex_lock(&rc_coll.lock);
+	for (i = 0; i < rc_coll.nfindings; i++) {
+		const struct rc_finding *f = &rc_coll.findings[i];
+
+		if (rc_rules[f->rule].severity != RC_SEV_LEAK)
+			rc_coll.findings[kept++] = *f;
+		else if (f->suppressed)
+			rc_coll.sum.suppressed -= f->count;
+		else
+			rc_coll.sum.leaks -= f->count;
+	}
+	rc_coll.nfindings = kept;
+	pthread_mutex_unlock(&rc_coll.lock);
+}
+
+static void halt(void)
+{
+	/* A second erring thread waits for the first one's abort(). */
+	pthread_mutex_lock(&rc_coll.lock);
+	if (rc_coll.halted) {
+		pthread_mutex_unlock(&rc_coll.lock);
+		for (;;)
+			pause();
+	}
+	rc_coll.halted = true;
+	pthread_mutex_unlock(&rc_coll.lock);
+
+	rc_report_write_json("exited", false);
+	rc_report_print_summary();
+	abort();
+}
+
+void rc_report(struct rc_finding *f)
+{
+	struct rc_out text;
+	bool is_error;
+
+	if ((unsigned)f->rule >= RC_R_COUNT)
+		return;
+	if (!f->count)
+		f->count = 1;
+	if (f->nobjs > RC_MAX_OBJS) {
+		f->more_objs += f->nobjs - RC_MAX_OBJS;
+		f->nobjs = RC_MAX_OBJS;
+	}
+	f->message[sizeof(f->message) - 1] = '\0';
+	f->suppressed = rc_suppress_count() && rc_suppress_match(f) >= 0;
+	is_error = !f->suppressed &&
+		   rc_rules[f->rule].severity == RC_SEV_ERROR;
+
+	rc_out_init_grow(&text);
+	if (!f->suppressed)
+		rc_text_finding(&text, f, getpid());
+
+	pthread_mutex_lock(&rc_coll.lock);
+	collect(f);
+	pthread_mutex_unlock(&rc_coll.lock);
+
+	if (text.len)
+		rc_out_write(&text, rc_coll.log_fd);
+	rc_out_free(&text);
+
+	if (is_error && rc_opt.halt_on_error)
+		halt();
+}
+
+bool rc_report_halted(void)
+{
+	return __atomic_load_n(&rc_coll.halted, __ATOMIC_RELAXED);
+}
+
+void rc_report_note(const char *fmt, ...)
+{
+	char buf[1024];
+	va_list ap;
+	int n;
+
+	n = snprintf(buf, sizeof(buf), "==%d== rdmacheck: ", (int)getpid());
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - n - 1, fmt, ap);
+	va_end(ap);
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	write_all(rc_coll.log_fd, buf, n);
+}
+
+void rc_report_summary(struct rc_summary *s)
+{
+	pthread_mutex_lock(&rc_coll.lock);
+	*s = rc_coll.sum;
+	pthread_mutex_unlock(&rc_coll.lock);
+}
+
+void rc_report_print_summary(void)
+{
+	struct rc_summary s;
+	unsigned dropped;
+	char prefix[32];
+
+	pthread_mutex_lock(&rc_coll.lock);
+	s = rc_coll.sum;
+	dropped = rc_coll.dropped;
+	pthread_mutex_unlock(&rc_coll.lock);
+
+	if (rc_opt.verbosity >= 1 && rc_suppress_count()) {
+		char buf[8192];
+		size_t n;
+
+		snprintf(prefix, sizeof(prefix), "==%d== rdmacheck: ",
+			 (int)getpid());
+		n = rc_suppress_format_used(buf, sizeof(buf), prefix);
+		write_all(rc_coll.log_fd, buf, n);
+	}
+	if (dropped)
+		rc_report_note("%u findings not kept for the JSON report (limit %u)",
+			       dropped, RC_MAX_FINDINGS);
+	rc_report_note("%u errors, %u warnings, %u leaked objects (%u suppressed)",
+		       s.errors, s.warnings, s.leaks, s.suppressed);
+}
+
+int rc_report_exit_status(void)
+{
+	struct rc_summary s;
+
+	rc_report_summary(&s);
+	if (rc_opt.exitcode && (s.errors || s.leaks))
+		return rc_opt.exitcode;
+	return -1;
+}

@@ -1,0 +1,71 @@
+/*
+ * report_int.h - shared between report.c (the collector), report_text.c
+ * and report_json.c; not part of the shim's internal API.
+ */
+#ifndef RC_REPORT_INT_H
+#define RC_REPORT_INT_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "report.h"
+#include "symbolize.h"
+
+/* Findings kept for the JSON report; later ones are only counted. */
+#define RC_MAX_FINDINGS 10000
+
+struct rc_collector {
+	pthread_mutex_t lock;	/* guards everything below but the
+				 * init-time fields */
+	struct rc_finding *findings;
+	unsigned nfindings, cap;
+	unsigned dropped;	/* findings beyond RC_MAX_FINDINGS */
+	struct rc_summary sum;
+	bool halted;		/* halt_on_error fired; JSON written */
+
+	/* One JSON writer at a time: they share the temporary file name.
+	 * Taken before lock, never while holding it. */
+	pthread_mutex_t json_lock;
+
+	/* Set by rc_report_init(), read-only afterwards. */
+	int log_fd;
+	bool log_owned;
+	char exe[PATH_MAX];	/* "" when unknown */
+	char *cmdline;		/* NUL-separated, as /proc/self/cmdline */
+	size_t cmdline_len;
+};
+
+extern struct rc_collector rc_coll;
+
+/*
+ * An output buffer that either grows with realloc (text blocks: one
+ * write(2) each) or lives in fixed storage and is flushed to fd when full
+ * (the JSON writer, also from a signal handler).  Nothing here uses stdio.
+ */
+struct rc_out {
+	char *buf;
+	size_t len, cap;
+	int fd;			/* < 0: grow instead of flushing */
+	bool failed;		/* allocation or write failed */
+};
+
+void rc_out_init_grow(struct rc_out *o);
+void rc_out_init_fd(struct rc_out *o, char *storage, size_t cap, int fd);
+void rc_out_put(struct rc_out *o, const char *s, size_t n);
+void rc_out_puts(struct rc_out *o, const char *s);
+void rc_out_putc(struct rc_out *o, char c);
+void rc_out_udec(struct rc_out *o, unsigned long long v);
+void rc_out_dec(struct rc_out *o, long long v);
+void rc_out_hex(struct rc_out *o, uintptr_t v);	/* "0x..." */
+/* Write everything buffered to fd; false on a write error. */
+bool rc_out_write(struct rc_out *o, int fd);
+void rc_out_free(struct rc_out *o);	/* grow mode only */
+
+/* Append the text block of f ("==pid== ERROR: ..." through the blank
+ * line), symbolizing its stacks. */
+void rc_text_finding(struct rc_out *o, const struct rc_finding *f, int pid);
+
+#endif

@@ -1,0 +1,641 @@
+/*
+ * report_json.c - the JSON report of this process (interface.md), written
+ * atomically: "<path>.tmp.<pid>", then rename(2).
+ *
+ * Output goes through a fixed buffer flushed with write(2); no stdio.
+ * Strings: valid UTF-8 is copied, control characters, '"' and '\' are
+ * escaped, and each byte of invalid UTF-8 becomes \u00XX (so \u0080-\u00ff
+ * in a string always stands for a raw byte, never for a character).
+ *
+ * Crash mode (from a fatal-signal handler): the collector lock is only
+ * tried, nothing is allocated, and rc_symbolize() is not called (it
+ * allocates and locks).  Frames get module and offset from a one-time
+ * parse of /proc/self/maps into static tables (open/read only); function
+ * and file are null, line 0, and "symbolized" is false; module + offset
+ * still let an offline tool symbolize every frame.
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "options.h"
+#include "rdmacheck.h"
+#include "report_int.h"
+#include "stack.h"
+
+#ifndef PACKAGE_VERSION
+#define PACKAGE_VERSION "unknown"
+#endif
+
+/* ---- strings ---------------------------------------------------------- */
+
+/* Length of the valid UTF-8 sequence at s (n bytes left), or 0. */
+static unsigned utf8_len(const unsigned char *s, size_t n)
+{
+	unsigned len, i;
+	unsigned char lo = 0x80, hi = 0xbf;
+
+	if (s[0] < 0x80)
+		return 1;
+	if (s[0] >= 0xc2 && s[0] <= 0xdf)
+		len = 2;
+	else if (s[0] >= 0xe0 && s[0] <= 0xef)
+		len = 3;
+	else if (s[0] >= 0xf0 && s[0] <= 0xf4)
+		len = 4;
+	else
+		return 0;
+	/* Reject overlong forms, surrogates and code points > U+10FFFF. */
+	if (s[0] == 0xe0)
+		lo = 0xa0;
+	else if (s[0] == 0xed)
+		hi = 0x9f;
+	else if (s[0] == 0xf0)
+		lo = 0x90;
+	else if (s[0] == 0xf4)
+		hi = 0x8f;
+	if (n < len || s[1] < lo || s[1] > hi)
+		return 0;
+	for (i = 2; i < len; i++)
+		if (s[i] < 0x80 || s[i] > 0xbf)
+			return 0;
+	return len;
+}
+
+static void put_u00(struct rc_out *o, unsigned char c)
+{
+	char esc[6] = { '\\', 'u', '0', '0', "0123456789abcdef"[c >> 4],
+			"0123456789abcdef"[c & 15] };
+
+	rc_out_put(o, esc, sizeof(esc));
+}
+
+static void json_strn(struct rc_out *o, const char *str, size_t n)
+{
+	const unsigned char *s = (const unsigned char *)str;
+
+	rc_out_putc(o, '"');
+	while (n) {
+		unsigned len;
+
+		switch (*s) {
+		case '"':
+			rc_out_puts(o, "\\\"");
+			break;
+		case '\\':
+			rc_out_puts(o, "\\\\");
+			break;
+		case '\n':
+			rc_out_puts(o, "\\n");
+			break;
+		case '\r':
+			rc_out_puts(o, "\\r");
+			break;
+		case '\t':
+			rc_out_puts(o, "\\t");
+			break;
+		default:
+			if (*s < 0x20 || *s == 0x7f) {
+				put_u00(o, *s);
+				break;
+			}
+			len = utf8_len(s, n);
+			if (!len) {
+				put_u00(o, *s);
+				break;
+			}
+			rc_out_put(o, (const char *)s, len);
+			s += len;
+			n -= len;
+			continue;
+		}
+		s++;
+		n--;
+	}
+	rc_out_putc(o, '"');
+}
+
+/* A string or null. */
+static void json_str(struct rc_out *o, const char *str)
+{
+	if (str)
+		json_strn(o, str, strlen(str));
+	else
+		rc_out_puts(o, "null");
+}
+
+static void json_hex(struct rc_out *o, uintptr_t v)
+{
+	rc_out_putc(o, '"');
+	rc_out_hex(o, v);
+	rc_out_putc(o, '"');
+}
+
+static void json_key(struct rc_out *o, const char *key)
+{
+	rc_out_putc(o, '"');
+	rc_out_puts(o, key);
+	rc_out_puts(o, "\": ");
+}
+
+/* ---- crash-mode frames: module + offset from /proc/self/maps --------- */
+
+#define MAPS_MAX 1024
+#define MAPS_PATHS 65536
+
+static struct map_ent {
+	uintptr_t start, end, base;
+	unsigned path;		/* offset into map_paths */
+} maps[MAPS_MAX];
+static unsigned nmaps;
+static char map_paths[MAPS_PATHS];
+static bool maps_loaded;
+
+static uintptr_t parse_hex(const char **p)
+{
+	uintptr_t v = 0;
+
+	for (;; (*p)++) {
+		char c = **p;
+
+		if (c >= '0' && c <= '9')
+			v = v * 16 + (c - '0');
+		else if (c >= 'a' && c <= 'f')
+			v = v * 16 + (c - 'a' + 10);
+		else
+			return v;
+	}
+}
+
+/*
+ * One line, "start-end perms offset dev inode path".  last holds the path
+ * of the latest mapping of file offset 0 and last_base its address: the
+ * module's load base.
+ */
+static void maps_line(const char *l, char *last, size_t last_len,
+		      uintptr_t *last_base, unsigned *paths_used)
+{
+	uintptr_t start, end, off;
+	const char *perms, *path;
+	struct map_ent *m;
+	size_t plen;
+	int field;
+
+	start = parse_hex(&l);
+	if (*l++ != '-')
+		return;
+	end = parse_hex(&l);
+	if (*l++ != ' ')
+		return;
+	perms = l;
+	while (*l && *l != ' ')
+		l++;
+	if (*l++ != ' ')
+		return;
+	off = parse_hex(&l);
+	for (field = 0; field < 2; field++) {	/* dev, inode */
+		while (*l == ' ')
+			l++;
+		while (*l && *l != ' ')
+			l++;
+	}
+	while (*l == ' ')
+		l++;
+	path = l;
+	if (*path != '/')
+		return;		/* anonymous, [stack], [vdso], ... */
+	plen = strlen(path);
+	if (off == 0 && plen < last_len) {
+		memcpy(last, path, plen + 1);
+		*last_base = start;
+	}
+	if (perms[0] == ' ' || perms[1] == ' ' || perms[2] != 'x' ||
+	    nmaps == MAPS_MAX)
+		return;
+	m = &maps[nmaps];
+	m->start = start;
+	m->end = end;
+	m->base = strcmp(last, path) ? start - off : *last_base;
+	if (nmaps && !strcmp(map_paths + maps[nmaps - 1].path, path)) {
+		m->path = maps[nmaps - 1].path;
+	} else {
+		if (*paths_used + plen + 1 > MAPS_PATHS)
+			return;
+		memcpy(map_paths + *paths_used, path, plen + 1);
+		m->path = *paths_used;
+		*paths_used += plen + 1;
+	}
+	nmaps++;
+}
+
+/* Static buffers: this runs on a signal stack, under the collector lock. */
+static void maps_load(void)
+{
+	static char chunk[4096], line[PATH_MAX + 128], last[PATH_MAX];
+	uintptr_t last_base = 0;
+	unsigned paths_used = 0;
+	size_t ll = 0;
+	ssize_t r, i;
+	int fd;
+
+	maps_loaded = true;
+	last[0] = '\0';
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	while ((r = read(fd, chunk, sizeof(chunk))) > 0) {
+		for (i = 0; i < r; i++) {
+			if (chunk[i] != '\n') {
+				if (ll < sizeof(line) - 1)
+					line[ll++] = chunk[i];
+				continue;
+			}
+			line[ll] = '\0';
+			ll = 0;
+			maps_line(line, last, sizeof(last), &last_base,
+				  &paths_used);
+		}
+	}
+	close(fd);
+}
+
+static void crash_resolve(uintptr_t pc, struct rc_frame *fr)
+{
+	unsigned i;
+
+	memset(fr, 0, sizeof(*fr));
+	fr->pc = pc;
+	if (!maps_loaded)
+		maps_load();
+	for (i = 0; i < nmaps; i++) {
+		if (pc - 1 >= maps[i].start && pc - 1 < maps[i].end) {
+			fr->module = map_paths + maps[i].path;
+			fr->offset = pc - maps[i].base;
+			return;
+		}
+	}
+}
+
+/* ---- the document ----------------------------------------------------- */
+
+static void json_stack(struct rc_out *o, rc_stack_id id, bool crash)
+{
+	const uintptr_t *pcs;
+	unsigned i, n = rc_stack_frames(id, &pcs);
+
+	rc_out_putc(o, '[');
+	for (i = 0; i < n; i++) {
+		struct rc_frame fr;
+
+		if (crash)
+			crash_resolve(pcs[i], &fr);
+		else
+			rc_symbolize(pcs[i], &fr);
+		rc_out_puts(o, i ? ", {" : "{");
+		json_key(o, "pc");
+		json_hex(o, pcs[i]);
+		rc_out_puts(o, ", ");
+		json_key(o, "module");
+		json_str(o, fr.module);
+		rc_out_puts(o, ", ");
+		json_key(o, "offset");
+		json_hex(o, fr.offset);
+		rc_out_puts(o, ", ");
+		json_key(o, "function");
+		json_str(o, fr.function);
+		rc_out_puts(o, ", ");
+		json_key(o, "file");
+		json_str(o, fr.file);
+		rc_out_puts(o, ", ");
+		json_key(o, "line");
+		rc_out_udec(o, fr.line);
+		rc_out_putc(o, '}');
+	}
+	rc_out_putc(o, ']');
+}
+
+static void json_tid(struct rc_out *o, pid_t tid)
+{
+	if (tid)
+		rc_out_dec(o, tid);
+	else
+		rc_out_puts(o, "null");
+}
+
+static void json_where(struct rc_out *o, pid_t tid, rc_stack_id stack,
+		       bool crash)
+{
+	rc_out_putc(o, '{');
+	json_key(o, "thread");
+	json_tid(o, tid);
+	rc_out_puts(o, ", ");
+	json_key(o, "stack");
+	json_stack(o, stack, crash);
+	rc_out_putc(o, '}');
+}
+
+static void json_obj(struct rc_out *o, const struct rc_objref *r, bool crash)
+{
+	rc_out_puts(o, "{");
+	json_key(o, "kind");
+	json_str(o, rc_kind_json(r->kind));
+	rc_out_puts(o, ", ");
+	json_key(o, "handle");
+	json_hex(o, r->handle);
+	rc_out_puts(o, ", ");
+	json_key(o, "created");
+	json_where(o, r->created_tid, r->created_stack, crash);
+	rc_out_puts(o, ", ");
+	json_key(o, "destroyed");
+	if (r->destroyed)
+		json_where(o, r->destroyed_tid, r->destroyed_stack, crash);
+	else
+		rc_out_puts(o, "null");
+	rc_out_puts(o, ", ");
+	json_key(o, "note");
+	json_str(o, r->note);
+	rc_out_putc(o, '}');
+}
+
+static void json_finding(struct rc_out *o, const struct rc_finding *f,
+			 bool crash)
+{
+	const struct rc_rule_info *ri = &rc_rules[f->rule];
+	unsigned i, nobjs = f->nobjs < RC_MAX_OBJS ? f->nobjs : RC_MAX_OBJS;
+
+	rc_out_puts(o, "    {");
+	json_key(o, "rule");
+	json_str(o, ri->id);
+	rc_out_puts(o, ", ");
+	json_key(o, "severity");
+	json_str(o, rc_severity_name(ri->severity));
+	rc_out_puts(o, ", ");
+	json_key(o, "call");
+	json_str(o, f->call);
+	rc_out_puts(o, ", ");
+	json_key(o, "message");
+	json_str(o, f->message);
+	rc_out_puts(o, ", ");
+	json_key(o, "count");
+	rc_out_udec(o, f->count);
+	rc_out_puts(o, ", ");
+	json_key(o, "suppressed");
+	rc_out_puts(o, f->suppressed ? "true" : "false");
+	rc_out_puts(o, ", ");
+	json_key(o, "thread");
+	json_tid(o, f->tid);
+	rc_out_puts(o, ",\n      ");
+	json_key(o, "stack");
+	json_stack(o, f->stack, crash);
+	rc_out_puts(o, ",\n      ");
+	json_key(o, "objects");
+	rc_out_putc(o, '[');
+	for (i = 0; i < nobjs; i++) {
+		rc_out_puts(o, i ? ",\n        " : "\n        ");
+		json_obj(o, &f->objs[i], crash);
+	}
+	rc_out_puts(o, "]");
+	if (f->more_objs) {
+		rc_out_puts(o, ", ");
+		json_key(o, "more_objects");
+		rc_out_udec(o, f->more_objs);
+	}
+	rc_out_putc(o, '}');
+}
+
+static void json_opt_BOOL(struct rc_out *o, bool v)
+{
+	rc_out_puts(o, v ? "true" : "false");
+}
+
+static void json_opt_INT(struct rc_out *o, int v)
+{
+	rc_out_dec(o, v);
+}
+
+static void json_opt_STR(struct rc_out *o, const char *v)
+{
+	json_str(o, v ? v : "");
+}
+
+static void json_options(struct rc_out *o)
+{
+	const char *sep = "";
+
+	rc_out_putc(o, '{');
+#define RC_OPT(type, name, def, min, max, help) \
+	rc_out_puts(o, sep); \
+	json_key(o, #name); \
+	json_opt_##type(o, rc_opt.name); \
+	sep = ", ";
+#include "options.def"
+#undef RC_OPT
+	rc_out_putc(o, '}');
+}
+
+static void json_argv(struct rc_out *o)
+{
+	const char *p = rc_coll.cmdline, *end = p + rc_coll.cmdline_len;
+
+	rc_out_putc(o, '[');
+	while (p && p < end) {
+		/* Arguments end in NUL, except maybe a truncated last one. */
+		size_t n = strnlen(p, end - p);
+
+		if (p != rc_coll.cmdline)
+			rc_out_puts(o, ", ");
+		json_strn(o, p, n);
+		p += n + 1;
+	}
+	rc_out_putc(o, ']');
+}
+
+static void json_doc(struct rc_out *o, const char *status,
+		     const struct rc_finding *fs, unsigned n,
+		     const struct rc_summary *s, unsigned dropped,
+		     bool halted, bool crash)
+{
+	unsigned i;
+
+	rc_out_puts(o, "{\n  \"tool\": \"rdmacheck\",\n  ");
+	json_key(o, "version");
+	json_str(o, PACKAGE_VERSION);
+	rc_out_puts(o, ",\n  ");
+	json_key(o, "pid");
+	rc_out_dec(o, getpid());
+	rc_out_puts(o, ",\n  ");
+	json_key(o, "exe");
+	json_str(o, rc_coll.exe[0] ? rc_coll.exe : NULL);
+	rc_out_puts(o, ",\n  ");
+	json_key(o, "argv");
+	json_argv(o);
+	rc_out_puts(o, ",\n  ");
+	json_key(o, "status");
+	json_str(o, status);
+	if (halted) {
+		rc_out_puts(o, ",\n  ");
+		json_key(o, "halted");
+		rc_out_puts(o, "true");
+	}
+	rc_out_puts(o, ",\n  ");
+	json_key(o, "unwinder");
+	json_str(o, rc_stack_unwinder());
+	rc_out_puts(o, ",\n  ");
+	json_key(o, "symbolized");
+	rc_out_puts(o, crash ? "false" : "true");
+	rc_out_puts(o, ",\n  ");
+	json_key(o, "options");
+	json_options(o);
+	rc_out_puts(o, ",\n  ");
+	json_key(o, "findings");
+	rc_out_puts(o, "[");
+	for (i = 0; i < n; i++) {
+		rc_out_puts(o, i ? ",\n" : "\n");
+		json_finding(o, &fs[i], crash);
+	}
+	rc_out_puts(o, n ? "\n  ],\n  " : "],\n  ");
+	json_key(o, "findings_dropped");
+	rc_out_udec(o, dropped);
+	rc_out_puts(o, ",\n  ");
+	json_key(o, "summary");
+	rc_out_puts(o, "{\"errors\": ");
+	rc_out_udec(o, s->errors);
+	rc_out_puts(o, ", \"warnings\": ");
+	rc_out_udec(o, s->warnings);
+	rc_out_puts(o, ", \"leaks\": ");
+	rc_out_udec(o, s->leaks);
+	rc_out_puts(o, ", \"suppressed\": ");
+	rc_out_udec(o, s->suppressed);
+	rc_out_puts(o, "}\n}\n");
+}
+
+/* "<path>.tmp.<pid>" from the json option; false when too long.  No
+ * stdio: also used in crash mode. */
+static bool json_paths(char *path, char *tmp, size_t len)
+{
+	char pid[16];
+	size_t pl, nl;
+
+	rc_options_expand_path(rc_opt.json, path, len);
+	rc_options_expand_path("%p", pid, sizeof(pid));
+	pl = strlen(path);
+	nl = strlen(pid);
+	if (!pl || pl + 5 + nl + 1 > len)
+		return false;
+	memcpy(tmp, path, pl);
+	memcpy(tmp + pl, ".tmp.", 5);
+	memcpy(tmp + pl + 5, pid, nl + 1);
+	return true;
+}
+
+static void json_fail(const char *what, bool crash)
+{
+	static const char msg[] = "rdmacheck: cannot write the JSON report\n";
+
+	if (!crash)
+		rc_warn("cannot write JSON report '%s': %m", what);
+	else if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
+		return;
+}
+
+/* Write the document to tmp, then rename it to path. */
+static void json_write_file(const char *path, const char *tmp,
+			    const char *status, const struct rc_finding *fs,
+			    unsigned n, const struct rc_summary *s,
+			    unsigned dropped, bool halted, bool crash,
+			    char *buf, size_t cap)
+{
+	struct rc_out o;
+	bool ok;
+	int fd;
+
+	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	if (fd < 0) {
+		json_fail(tmp, crash);
+		return;
+	}
+	rc_out_init_fd(&o, buf, cap, fd);
+	json_doc(&o, status, fs, n, s, dropped, halted, crash);
+	ok = rc_out_write(&o, fd) && !o.failed;
+	ok = !close(fd) && ok;
+	if (!ok || rename(tmp, path)) {
+		json_fail(path, crash);
+		unlink(tmp);
+	}
+}
+
+/* From a signal handler: static buffers (the lock makes them ours). */
+static void write_json_crash(const char *status)
+{
+	static char path[PATH_MAX], tmp[PATH_MAX], buf[16384];
+
+	if (pthread_mutex_trylock(&rc_coll.json_lock))
+		return;
+	if (pthread_mutex_trylock(&rc_coll.lock)) {
+		pthread_mutex_unlock(&rc_coll.json_lock);
+		return;
+	}
+	/* halt_on_error wrote the report before its abort(). */
+	if (!rc_coll.halted && json_paths(path, tmp, sizeof(path)))
+		json_write_file(path, tmp, status, rc_coll.findings,
+				rc_coll.nfindings, &rc_coll.sum,
+				rc_coll.dropped, false, true, buf,
+				sizeof(buf));
+	pthread_mutex_unlock(&rc_coll.lock);
+	pthread_mutex_unlock(&rc_coll.json_lock);
+}
+
+static void write_json(const char *status)
+{
+	char path[PATH_MAX], tmp[PATH_MAX], small[4096];
+	struct rc_finding *fs;
+	struct rc_summary s;
+	unsigned n, dropped;
+	char *buf;
+	bool halted;
+
+	if (!json_paths(path, tmp, sizeof(path))) {
+		rc_warn("JSON report path too long");
+		return;
+	}
+	pthread_mutex_lock(&rc_coll.json_lock);
+	/* Copy, so symbolizing and writing run without the lock. */
+	pthread_mutex_lock(&rc_coll.lock);
+	n = rc_coll.nfindings;
+	fs = n ? malloc(n * sizeof(*fs)) : NULL;
+	if (fs)
+		memcpy(fs, rc_coll.findings, n * sizeof(*fs));
+	dropped = rc_coll.dropped + (fs ? 0 : n);
+	if (!fs)
+		n = 0;
+	s = rc_coll.sum;
+	halted = rc_coll.halted;
+	pthread_mutex_unlock(&rc_coll.lock);
+
+	buf = malloc(65536);
+	if (buf)
+		json_write_file(path, tmp, status, fs, n, &s, dropped, halted,
+				false, buf, 65536);
+	else
+		json_write_file(path, tmp, status, fs, n, &s, dropped, halted,
+				false, small, sizeof(small));
+	pthread_mutex_unlock(&rc_coll.json_lock);
+	free(buf);
+	free(fs);
+}
+
+void rc_report_write_json(const char *status, bool crash_safe)
+{
+	if (!rc_opt.json || !*rc_opt.json)
+		return;
+	if (crash_safe)
+		write_json_crash(status);
+	else
+		write_json(status);
+}

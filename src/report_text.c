@@ -1,0 +1,159 @@
+/*
+ * report_text.c - the sanitizer-style text block of one finding:
+ *
+ *   ==PID== ERROR: rdmacheck: <message> [rule-id]
+ *       #0 0x... in function file:line
+ *     cm id 0x... <note>:
+ *     cm id 0x... was created here (thread T):
+ *       #0 ...
+ *     cm id 0x... was destroyed here (thread T):
+ *       #0 ...
+ *   (blank line)
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include "report_int.h"
+#include "stack.h"
+
+static const char *const sev_word[] = {
+	[RC_SEV_ERROR] = "ERROR",
+	[RC_SEV_WARNING] = "WARNING",
+	[RC_SEV_LEAK] = "LEAK",
+};
+
+/* Strings from the checks or the symbolizer: keep the block one line
+ * per line whatever they contain. */
+static void put_line_safe(struct rc_out *o, const char *s)
+{
+	for (; *s; s++)
+		rc_out_putc(o, (unsigned char)*s < 0x20 || *s == 0x7f ?
+			    '?' : *s);
+}
+
+static void put_frame(struct rc_out *o, unsigned i, uintptr_t pc)
+{
+	struct rc_frame fr;
+
+	rc_symbolize(pc, &fr);
+	rc_out_puts(o, "    #");
+	rc_out_udec(o, i);
+	rc_out_putc(o, ' ');
+	rc_out_hex(o, pc);
+	if (fr.function) {
+		rc_out_puts(o, " in ");
+		put_line_safe(o, fr.function);
+	}
+	if (fr.function && fr.file) {
+		rc_out_putc(o, ' ');
+		put_line_safe(o, fr.file);
+		if (fr.line) {
+			rc_out_putc(o, ':');
+			rc_out_udec(o, fr.line);
+		}
+	} else if (fr.module) {
+		rc_out_puts(o, " (");
+		put_line_safe(o, fr.module);
+		rc_out_putc(o, '+');
+		rc_out_hex(o, fr.offset);
+		rc_out_putc(o, ')');
+	} else if (!fr.function) {
+		rc_out_puts(o, " (<unknown module>)");
+	}
+	rc_out_putc(o, '\n');
+}
+
+static void put_stack(struct rc_out *o, rc_stack_id id)
+{
+	const uintptr_t *pcs;
+	unsigned i, n = rc_stack_frames(id, &pcs);
+
+	if (!n)
+		rc_out_puts(o, "    <no stack>\n");
+	for (i = 0; i < n; i++)
+		put_frame(o, i, pcs[i]);
+}
+
+static void put_thread(struct rc_out *o, pid_t tid)
+{
+	if (tid) {
+		rc_out_puts(o, "thread ");
+		rc_out_dec(o, tid);
+	} else {
+		rc_out_puts(o, "unknown thread");
+	}
+}
+
+static void put_obj_name(struct rc_out *o, const struct rc_objref *r)
+{
+	rc_out_puts(o, "  ");
+	rc_out_puts(o, rc_kind_text(r->kind));
+	rc_out_putc(o, ' ');
+	rc_out_hex(o, r->handle);
+}
+
+static void put_obj(struct rc_out *o, const struct rc_finding *f,
+		    const struct rc_objref *r)
+{
+	bool created = r->created_stack || r->created_tid;
+
+	if (r->note[0] || (!created && !r->destroyed)) {
+		put_obj_name(o, r);
+		if (r->note[0]) {
+			rc_out_putc(o, ' ');
+			put_line_safe(o, r->note);
+			rc_out_putc(o, ':');
+		} else {
+			rc_out_puts(o, " (no creation record)");
+		}
+		rc_out_putc(o, '\n');
+	}
+	if (created) {
+		put_obj_name(o, r);
+		if (f->stack && r->created_stack == f->stack) {
+			/* Grouped leaks: do not repeat the stack. */
+			rc_out_puts(o, " was created by ");
+			put_thread(o, r->created_tid);
+			rc_out_puts(o, " at the stack above\n");
+		} else {
+			rc_out_puts(o, " was created here (");
+			put_thread(o, r->created_tid);
+			rc_out_puts(o, "):\n");
+			put_stack(o, r->created_stack);
+		}
+	}
+	if (r->destroyed) {
+		put_obj_name(o, r);
+		rc_out_puts(o, " was destroyed here (");
+		put_thread(o, r->destroyed_tid);
+		rc_out_puts(o, "):\n");
+		put_stack(o, r->destroyed_stack);
+	}
+}
+
+void rc_text_finding(struct rc_out *o, const struct rc_finding *f, int pid)
+{
+	const struct rc_rule_info *ri = &rc_rules[f->rule];
+	unsigned i, nobjs = f->nobjs < RC_MAX_OBJS ? f->nobjs : RC_MAX_OBJS;
+
+	rc_out_puts(o, "==");
+	rc_out_dec(o, pid);
+	rc_out_puts(o, "== ");
+	rc_out_puts(o, sev_word[ri->severity]);
+	rc_out_puts(o, ": rdmacheck: ");
+	put_line_safe(o, f->message);
+	rc_out_puts(o, " [");
+	rc_out_puts(o, ri->id);
+	rc_out_puts(o, "]\n");
+	put_stack(o, f->stack);
+	for (i = 0; i < nobjs; i++)
+		put_obj(o, f, &f->objs[i]);
+	if (f->more_objs) {
+		rc_out_puts(o, "  ... and ");
+		rc_out_udec(o, f->more_objs);
+		rc_out_puts(o, f->more_objs == 1 ? " more object\n" :
+			    " more objects\n");
+	}
+	rc_out_putc(o, '\n');
+}
