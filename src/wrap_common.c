@@ -94,6 +94,19 @@ void rc_finding_add(struct rc_finding *f, const struct rc_obj *o,
 	}
 }
 
+/* The kernel refuses the parent's objects in a child (EACCES). */
+static void report_fork(struct rc_call *c, const struct rc_obj *o)
+{
+	struct rc_finding f;
+
+	rc_finding_init(&f, RC_R_USE_AFTER_FORK, c,
+			"%s(%p): this %s belongs to process %d; a forked child "
+			"cannot use it", rc_fn_info[c->fn].name,
+			(void *)o->handle, rc_kind_text(o->kind), o->pid);
+	rc_finding_add(&f, o, NULL);
+	rc_report(&f);
+}
+
 static const char *const use_verb[] = {
 	[RC_USE] = "use", [RC_DESTROY] = "destroy",
 };
@@ -106,8 +119,11 @@ bool rc_require(struct rc_call *c, enum rc_kind kind, const void *h,
 	bool known;
 
 	known = rc_reg_get((uintptr_t)h, o);
-	if (known && o->kind == kind && !o->destroyed)
+	if (known && o->kind == kind && !o->destroyed) {
+		if (RC_UNLIKELY(o->pid != rc_pid()))
+			report_fork(c, o);
 		return true;
+	}
 	if (known && o->kind == kind) {
 		if (use == RC_DESTROY)
 			rc_finding_init(&f, RC_R_DOUBLE_DESTROY, c,
@@ -146,6 +162,11 @@ pass:
 	return false;
 }
 
+static void rejected_fn(struct rc_obj *o, void *arg)
+{
+	o->flags |= RC_F_REJECTED;
+}
+
 bool rc_check_id_call(enum rc_fn fn, const void *id, uintptr_t ret_addr)
 {
 	struct rc_call c;
@@ -154,7 +175,13 @@ bool rc_check_id_call(enum rc_fn fn, const void *id, uintptr_t ret_addr)
 	rc_call_begin(&c, fn, ret_addr);
 	if (c.skip || c.internal)
 		return true;
-	return rc_require(&c, RC_K_ID, id, RC_USE, &o);
+	if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
+		return false;
+	/* A rejected request's id must still be destroyed: remember it. */
+	if (o.handle && (fn == RC_FN_rdma_reject ||
+			 fn == RC_FN_rdma_reject_ece))
+		rc_reg_update(o.handle, o.gen, rejected_fn, NULL);
+	return true;
 }
 
 void rc_obj_init(struct rc_call *c, enum rc_kind kind, const void *h,

@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <arpa/inet.h>
+#include <sys/wait.h>
+#include <unistd.h>
 #include "scn.h"
 
 static struct rdma_event_channel *ch;
@@ -172,6 +174,58 @@ static NOINLINE void library_object_destroyed_by_user(bool bad)
 	rdma_destroy_id(id);
 }
 
+static NOINLINE void request_rejected_not_destroyed(bool bad)
+{
+	struct rdma_event_channel *cch = scn_channel();
+	struct rdma_cm_id *listener = scn_id(ch), *client = scn_id(cch);
+	struct rdma_conn_param param;
+	struct rdma_cm_event *ev;
+
+	scn_resolve(client, scn_listen(listener));
+	scn_ack(scn_get(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(client, 2000))
+		scn_die("rdma_resolve_route");
+	scn_ack(scn_get(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	memset(&param, 0, sizeof(param));
+	param.responder_resources = param.initiator_depth = 1;
+	if (rdma_connect(client, &param))
+		scn_die("rdma_connect");
+	ev = scn_get(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	if (rdma_reject(ev->id, NULL, 0))
+		scn_die("rdma_reject");
+	if (!bad)
+		rdma_destroy_id(ev->id);
+	scn_ack(ev);
+	scn_ack(scn_get(cch, RDMA_CM_EVENT_REJECTED));
+	rdma_destroy_id(client);
+	rdma_destroy_event_channel(cch);
+	if (!bad)
+		rdma_destroy_id(listener);
+	/* bad: the rejected id (and so its listener) stays */
+}
+
+static NOINLINE void use_after_fork(bool bad)
+{
+	struct rdma_cm_id *id = scn_id(ch);
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		scn_die("fork");
+	if (pid == 0) {
+		/* The child's report is the one the test reads. */
+		if (bad)
+			rdma_resolve_addr(id, NULL, NULL, 0);
+		exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		scn_die("waitpid");
+	if (bad)
+		_exit(WEXITSTATUS(status));	/* leave the child's report */
+	rdma_destroy_id(id);
+}
+
 static const struct {
 	const char *rule;
 	void (*run)(bool bad);
@@ -188,6 +242,8 @@ static const struct {
 	  endpoint_destroyed_with_destroy_id },
 	{ "library-object-destroyed-by-user",
 	  library_object_destroyed_by_user },
+	{ "request-rejected-not-destroyed", request_rejected_not_destroyed },
+	{ "use-after-fork", use_after_fork },
 };
 
 int main(int argc, char **argv)
