@@ -81,17 +81,20 @@ static void check_qp(struct rc_call *c, const struct rc_obj *o)
 
 	if (!qp)
 		return;
+	/*
+	 * Only a QP rdmacm made for the id counts: a program may put its own
+	 * (ibv_create_qp) there, and ibv_destroy_qp marks ours destroyed.
+	 */
 	known = rc_reg_get((uintptr_t)qp, &q) && q.kind == RC_K_QP;
-	if (known && q.destroyed)
-		return;		/* destroyed with ibv_destroy_qp */
+	if (!known || q.destroyed)
+		return;
 	rc_finding_init(&f, RC_R_ID_DESTROY_WITH_QP, c,
 			"%s(%p): the cm id still has QP %p; the QP, its "
 			"CQs and completion channels leak (call "
 			"rdma_destroy_qp first)", rc_fn_info[c->fn].name,
 			(void *)o->handle, (void *)qp);
 	rc_finding_add(&f, o, NULL);
-	if (known)
-		rc_finding_add(&f, &q, NULL);
+	rc_finding_add(&f, &q, NULL);
 	rc_report(&f);
 }
 

@@ -1,0 +1,148 @@
+#!/bin/sh
+# gen-man.sh TEMPLATE OPTIONS_TAB RULES_TAB VERSION LIBDIR PKGLIBDIR: print
+# the manual page TEMPLATE with its generated parts filled in from the
+# tables tools/deftab.sh extracts from src/options.def and src/rules.def.
+# In TEMPLATE, a line holding only
+#   @LAUNCHER_OPTIONS@  becomes the launcher's long options (rdmacheck(1)),
+#   @OPTIONS@           the RDMACHECK_OPTIONS keys (rdmacheck(7)),
+#   @RULES@             the rules, one subsection per severity;
+# @PACKAGE_VERSION@, @libdir@ and @pkglibdir@ are replaced anywhere.
+set -eu
+if [ $# -ne 6 ]; then
+	echo "usage: gen-man.sh TEMPLATE OPTIONS_TAB RULES_TAB VERSION LIBDIR PKGLIBDIR" >&2
+	exit 2
+fi
+RC_VERSION=$4
+RC_LIBDIR=$5
+RC_PKGLIBDIR=$6
+export RC_VERSION RC_LIBDIR RC_PKGLIBDIR
+
+awk -F '\t' '
+function subst(s, key, val,    i, out) {
+	out = ""
+	while ((i = index(s, key)) > 0) {
+		out = out substr(s, 1, i - 1) val
+		s = substr(s, i + length(key))
+	}
+	return out s
+}
+# Text for a roff text line: backslashes escaped, no control character
+# at the start.
+function text(s) {
+	s = subst(s, "\\", "\\e")
+	if (s ~ /^[.\047]/)
+		s = "\\&" s
+	return s
+}
+# A name to type (option, rule id): "-" as a minus (copy-pasteable), and
+# never hyphenated.
+function name(s) {
+	return "\\%" subst(subst(s, "\\", "\\e"), "-", "\\-")
+}
+function sentence(s) {
+	return s ~ /[.!?]$/ ? s : s "."
+}
+function range(i) {
+	if (otype[i] == "BOOL")
+		return "Boolean (0, 1, true, false, yes or no); default " \
+		    (odef[i] == "0" ? "0 (off)." : "1 (on).")
+	if (otype[i] == "INT")
+		return "Integer, " omin[i] " to " omax[i] "; default " \
+		    odef[i] "."
+	return (otype[i] == "STR" ? "String" : tolower(otype[i])) \
+	    "; default " (odef[i] == "" ? "none." : \
+	    "\\(lq" text(odef[i]) "\\(rq.")
+}
+function metavar(i) {
+	return otype[i] == "INT" ? "n" : otype[i] == "BOOL" ? "bool" : "value"
+}
+function launcher_options(    i, flag) {
+	for (i = 0; i < nopt; i++) {
+		flag = oname[i]
+		gsub(/_/, "-", flag)
+		print ".TP"
+		if (otype[i] == "BOOL")
+			print "\\fB" name("--" flag) "\\fR[\\fB=\\fI" \
+			    metavar(i) "\\fR], \\fB" name("--no-" flag) "\\fR"
+		else
+			print "\\fB" name("--" flag) "=\\fI" metavar(i) "\\fR"
+		print text(capital(ohelp[i]))
+		print text(range(i))
+	}
+}
+function options(    i) {
+	for (i = 0; i < nopt; i++) {
+		print ".TP"
+		print "\\fB" name(oname[i]) "=\\fI" metavar(i) "\\fR"
+		print text(capital(ohelp[i]))
+		print text(range(i))
+	}
+}
+function rules(    s, i, k, order, nord, seen, heading, cnt) {
+	# Known severities first, most serious first; any other after them.
+	nord = split("ERROR WARNING LEAK", order, " ")
+	for (k = 1; k <= nord; k++)
+		seen[order[k]] = 1
+	for (i = 0; i < nrule; i++)
+		if (!(rsev[i] in seen)) {
+			seen[rsev[i]] = 1
+			order[++nord] = rsev[i]
+		}
+	heading["ERROR"] = "Errors"
+	heading["WARNING"] = "Warnings"
+	heading["LEAK"] = "Leaks"
+	for (k = 1; k <= nord; k++) {
+		s = order[k]
+		cnt = 0
+		for (i = 0; i < nrule; i++)
+			if (rsev[i] == s)
+				cnt++
+		if (!cnt)
+			continue
+		print ".SS " (s in heading ? heading[s] : \
+		    "Severity " tolower(s)) " (" cnt ")"
+		for (i = 0; i < nrule; i++) {
+			if (rsev[i] != s)
+				continue
+			print ".TP"
+			print "\\fB" name(rid[i]) "\\fR"
+			print text(sentence(rsum[i]))
+		}
+	}
+}
+# Option help as a sentence; a leading identifier keeps its case.
+function capital(s) {
+	if (s ~ /^[a-z]+[ ,;:]/)
+		s = toupper(substr(s, 1, 1)) substr(s, 2)
+	return sentence(s)
+}
+BEGIN { nopt = nrule = 0 }
+FILENAME == ARGV[1] {
+	if ($1 == "opt") {
+		otype[nopt] = $2; oname[nopt] = $3; odef[nopt] = $4
+		omin[nopt] = $5; omax[nopt] = $6; ohelp[nopt] = $7
+		nopt++
+	}
+	next
+}
+FILENAME == ARGV[2] {
+	if ($1 == "rule") {
+		rid[nrule] = $3; rsev[nrule] = $4; rsum[nrule] = $5
+		nrule++
+	}
+	next
+}
+FNR == 1 {
+	if (!nopt || !nrule) {
+		print "gen-man.sh: empty option or rule table" > "/dev/stderr"
+		exit 1
+	}
+}
+$0 == "@LAUNCHER_OPTIONS@" { launcher_options(); next }
+$0 == "@OPTIONS@" { options(); next }
+$0 == "@RULES@" { rules(); next }
+{
+	s = subst($0, "@PACKAGE_VERSION@", ENVIRON["RC_VERSION"])
+	s = subst(s, "@libdir@", ENVIRON["RC_LIBDIR"])
+	print subst(s, "@pkglibdir@", ENVIRON["RC_PKGLIBDIR"])
+}' "$2" "$3" "$1"
