@@ -72,4 +72,19 @@ fi
 
 # The demo: a server that forgets to ack one event, then destroys its
 # listener, run under rdmacheck on the loopback backend.
-exec ./tools/rdmacheck --loopback -- ./tests/scenarios/demo
+make tests/scenarios/demo
+echo
+echo "quickstart: running the demo under rdmacheck:"
+echo "  rdmacheck --loopback --json=demo-report.json -- tests/scenarios/demo"
+echo
+status=0
+./tools/rdmacheck --loopback --json=demo-report.json -- \
+	./tests/scenarios/demo || status=$?
+echo
+if [ "$status" = 23 ]; then
+	echo "quickstart: the demo exited with status 23, rdmacheck's exitcode:"
+	echo "quickstart: it found the bug above (JSON: build/demo-report.json)."
+	exit 0
+fi
+echo "quickstart: unexpected demo exit status $status" >&2
+exit 1
