@@ -77,6 +77,10 @@ void rc_obj_init(struct rc_call *c, enum rc_kind kind, const void *h,
 uint32_t rc_track(struct rc_call *c, enum rc_kind kind, const void *h,
 		  unsigned flags, struct rc_obj *out);
 
+/* Run fn on the live record of this kind at h; false if there is none. */
+bool rc_update_live(const void *h, enum rc_kind kind,
+		    void (*fn)(struct rc_obj *o, void *arg), void *arg);
+
 /* Mark o destroyed by this call. */
 void rc_untrack(struct rc_call *c, const struct rc_obj *o);
 

@@ -212,3 +212,14 @@ void rc_untrack(struct rc_call *c, const struct rc_obj *o)
 {
 	rc_reg_destroy(o->handle, o->gen, c->tid, rc_call_stack(c));
 }
+
+bool rc_update_live(const void *h, enum rc_kind kind,
+		    void (*fn)(struct rc_obj *o, void *arg), void *arg)
+{
+	struct rc_obj o;
+
+	/* The address may still hold a destroyed object of another kind. */
+	if (!rc_reg_get((uintptr_t)h, &o) || o.kind != kind || o.destroyed)
+		return false;
+	return rc_reg_update(o.handle, o.gen, fn, arg);
+}

@@ -39,7 +39,7 @@ static void track_child(struct rc_call *c, struct rdma_cm_event *ev,
 
 	if (listener)
 		a.parent = rc_ref_of(listener);
-	if (!rc_reg_update((uintptr_t)ev->id, 0, child_fn, &a))
+	if (!rc_update_live(ev->id, RC_K_ID, child_fn, &a))
 		rc_track_id(c, ev->id, RC_F_CHILD |
 			    (c->internal ? RC_F_LIB : 0), listener, NULL);
 }

@@ -321,7 +321,7 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	if (ret || c.skip || c.internal || !id || !*id)
 		return ret;
 	a.parent = o.handle ? rc_ref_of(&o) : (struct rc_ref){ 0, 0 };
-	if (!rc_reg_update((uintptr_t)*id, 0, adopt_fn, &a))
+	if (!rc_update_live(*id, RC_K_ID, adopt_fn, &a))
 		rc_track_id(&c, *id, RC_F_CHILD | RC_F_SYNC,
 			    o.handle ? &o : NULL, NULL);
 	return ret;

@@ -78,7 +78,7 @@ void rc_qp_set_owner(const struct rc_obj *id)
 	struct ibv_qp *qp = RC_ID(id)->qp;
 
 	if (qp)
-		rc_reg_update((uintptr_t)qp, 0, owner_fn, &a);
+		rc_update_live(qp, RC_K_QP, owner_fn, &a);
 }
 
 int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
