@@ -1,0 +1,815 @@
+// SPDX-License-Identifier: MIT
+/*
+ * wire.c - the transport: abstract AF_UNIX sockets named "@<ns>/qp/<qpn>"
+ * (one SOCK_STREAM listener per QP, which also reserves the QPN machine
+ * wide), dialled streams (one per connected QP, carrying its requests and
+ * its responses to the peer), accepted streams (carrying the peer's), and
+ * the per-process progress thread: epoll driven, reads and dispatches
+ * frames in order, drains TX queues on EPOLLOUT, never blocks on a write.
+ *
+ * Connection objects are never freed while the progress thread may still
+ * hold an event for them: killing one marks it dead, removes it from epoll
+ * and shuts the socket down; the progress thread closes and frees it after
+ * the current batch of events.
+ */
+#ifdef HAVE_CONFIG_H
+#include <config.h>
+#endif
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+
+#include "lo_verbs.h"
+
+#define LO_QPN_MIN	0x100
+#define LO_QPN_SPAN	(0xfff000 - LO_QPN_MIN)
+#define LO_RX_BUDGET	64
+
+static pthread_mutex_t lo_prog_mtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lo_start_mtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_mutex_t lo_conns_mtx = PTHREAD_MUTEX_INITIALIZER;
+static pthread_once_t lo_atfork_once = PTHREAD_ONCE_INIT;
+static struct lo_list lo_all_conns = { &lo_all_conns, &lo_all_conns };
+static struct lo_list lo_zombies = { &lo_zombies, &lo_zombies };
+static int lo_epfd = -1;
+static int lo_wakefd = -1;		/* tells the thread to reap zombies */
+static uint32_t lo_qpn_next;
+static int lo_prog_waiters;	/* threads queueing for lo_prog_mtx */
+
+void lo_prog_lock(void)
+{
+	__atomic_add_fetch(&lo_prog_waiters, 1, __ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&lo_prog_mtx);
+	__atomic_sub_fetch(&lo_prog_waiters, 1, __ATOMIC_SEQ_CST);
+}
+
+void lo_prog_unlock(void)
+{
+	pthread_mutex_unlock(&lo_prog_mtx);
+}
+
+static void lo_qpn_seed(void)
+{
+	uint32_t r = 0;
+
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (uint32_t)getpid() * 2654435761U;
+	__atomic_store_n(&lo_qpn_next, r % LO_QPN_SPAN, __ATOMIC_RELAXED);
+}
+
+/* --- fork: the child gets no progress thread and none of our sockets --- */
+
+static void lo_fork_prepare(void)
+{
+	pthread_mutex_lock(&lo_start_mtx);
+	pthread_mutex_lock(&lo_prog_mtx);
+	pthread_mutex_lock(&lo_conns_mtx);
+}
+
+static void lo_fork_parent(void)
+{
+	pthread_mutex_unlock(&lo_conns_mtx);
+	pthread_mutex_unlock(&lo_prog_mtx);
+	pthread_mutex_unlock(&lo_start_mtx);
+}
+
+static void lo_fork_child(void)
+{
+	struct lo_list *l;
+
+	/*
+	 * Inherited QPs are unusable in the child (as with real verbs), but
+	 * their sockets must not keep the parent's names and streams alive.
+	 */
+	for (l = lo_all_conns.next; l != &lo_all_conns; l = l->next) {
+		struct lo_conn *c = lo_container_of(l, struct lo_conn,
+						    all_link);
+
+		close(c->fd);
+		c->fd = -1;
+		__atomic_store_n(&c->dead, true, __ATOMIC_RELEASE);
+		c->in_epoll = false;
+	}
+	lo_list_init(&lo_all_conns);
+	lo_list_init(&lo_zombies);
+	if (lo_epfd >= 0)
+		close(lo_epfd);
+	lo_epfd = -1;
+	lo_wakefd = -1;
+	lo_prog_waiters = 0;
+	lo_qpn_seed();
+	pthread_mutex_init(&lo_conns_mtx, NULL);
+	pthread_mutex_init(&lo_prog_mtx, NULL);
+	pthread_mutex_init(&lo_start_mtx, NULL);
+}
+
+static void lo_atfork_register(void)
+{
+	pthread_atfork(lo_fork_prepare, lo_fork_parent, lo_fork_child);
+}
+
+/* --- connections --------------------------------------------------------- */
+
+static struct lo_conn *lo_conn_new(enum lo_conn_kind kind, int fd,
+				   struct lo_qp *qp)
+{
+	struct lo_conn *c = calloc(1, sizeof(*c));
+
+	if (!c)
+		return NULL;
+	c->kind = kind;
+	c->fd = fd;
+	c->qp = qp;
+	lo_list_init(&c->link);
+	lo_list_init(&c->txq);
+	pthread_mutex_init(&c->tx_lock, NULL);
+	pthread_mutex_lock(&lo_conns_mtx);
+	lo_list_add_tail(&lo_all_conns, &c->all_link);
+	pthread_mutex_unlock(&lo_conns_mtx);
+	return c;
+}
+
+static int lo_conn_epoll(struct lo_conn *c, int op, uint32_t events)
+{
+	struct epoll_event ev = { .events = events, .data.ptr = c };
+
+	if (lo_epfd < 0)
+		return -1;
+	if (epoll_ctl(lo_epfd, op, c->fd, &ev))
+		return -1;
+	c->events = events;
+	c->in_epoll = true;
+	return 0;
+}
+
+static void lo_txq_free(struct lo_conn *c)
+{
+	while (!lo_list_empty(&c->txq)) {
+		struct lo_txbuf *b = lo_list_first(&c->txq, struct lo_txbuf,
+						   link);
+
+		lo_list_del(&b->link);
+		free(b);
+	}
+}
+
+/*
+ * Retire a connection: no more events, the peer sees EOF now, the memory
+ * goes when the progress thread is done with the current batch.  Callers
+ * that keep c on a QP list hold that QP's lock.
+ */
+void lo_conn_kill(struct lo_conn *c)
+{
+	if (__atomic_exchange_n(&c->dead, true, __ATOMIC_ACQ_REL))
+		return;
+	lo_list_del(&c->link);
+	if (c->in_epoll && lo_epfd >= 0)
+		epoll_ctl(lo_epfd, EPOLL_CTL_DEL, c->fd, NULL);
+	c->in_epoll = false;
+	shutdown(c->fd, SHUT_RDWR);
+	pthread_mutex_lock(&c->tx_lock);
+	lo_txq_free(c);
+	pthread_mutex_unlock(&c->tx_lock);
+	pthread_mutex_lock(&lo_conns_mtx);
+	lo_list_del(&c->all_link);
+	lo_list_add_tail(&lo_zombies, &c->all_link);
+	pthread_mutex_unlock(&lo_conns_mtx);
+	if (lo_wakefd >= 0) {
+		uint64_t one = 1;
+
+		if (write(lo_wakefd, &one, sizeof(one)) < 0)
+			return;	/* counter full: a wake-up is pending */
+	}
+}
+
+static void lo_reap_zombies(void)
+{
+	struct lo_list z;
+
+	pthread_mutex_lock(&lo_conns_mtx);
+	if (lo_list_empty(&lo_zombies)) {
+		pthread_mutex_unlock(&lo_conns_mtx);
+		return;
+	}
+	z = lo_zombies;
+	z.next->prev = &z;
+	z.prev->next = &z;
+	lo_list_init(&lo_zombies);
+	pthread_mutex_unlock(&lo_conns_mtx);
+	while (!lo_list_empty(&z)) {
+		struct lo_conn *c = lo_list_first(&z, struct lo_conn,
+						  all_link);
+
+		lo_list_del(&c->all_link);
+		if (c->fd >= 0)
+			close(c->fd);
+		free(c->pay);
+		pthread_mutex_destroy(&c->tx_lock);
+		free(c);
+	}
+}
+
+struct lo_txbuf *lo_txbuf_new(const struct lo_wire_hdr *h, size_t paylen)
+{
+	struct lo_txbuf *b = malloc(sizeof(*b) + sizeof(*h) + paylen);
+
+	if (!b)
+		return NULL;
+	lo_list_init(&b->link);
+	b->len = sizeof(*h) + paylen;
+	b->off = 0;
+	memcpy(b->data, h, sizeof(*h));
+	return b;
+}
+
+/* Write what the socket takes now.  Caller holds tx_lock.  <0: broken. */
+static int lo_txq_push(struct lo_conn *c)
+{
+	while (!lo_list_empty(&c->txq)) {
+		struct lo_txbuf *b = lo_list_first(&c->txq, struct lo_txbuf,
+						   link);
+		ssize_t n = send(c->fd, b->data + b->off, b->len - b->off,
+				 MSG_NOSIGNAL | MSG_DONTWAIT);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			if (errno == EAGAIN || errno == EWOULDBLOCK)
+				return 0;
+			c->broken = true;
+			lo_txq_free(c);
+			return -1;
+		}
+		b->off += n;
+		if (b->off == b->len) {
+			lo_list_del(&b->link);
+			free(b);
+		}
+	}
+	return 0;
+}
+
+/*
+ * Queue one frame and push it out as far as the socket allows; the rest
+ * is left to the progress thread (EPOLLOUT).  Takes ownership of b.
+ */
+int lo_conn_queue(struct lo_conn *c, struct lo_txbuf *b)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&c->tx_lock);
+	if (lo_dead(c) || c->broken) {
+		pthread_mutex_unlock(&c->tx_lock);
+		free(b);
+		return -1;
+	}
+	lo_list_add_tail(&c->txq, &b->link);
+	if (c->txq.next == &b->link)
+		ret = lo_txq_push(c);
+	if (!ret && !lo_list_empty(&c->txq) && !(c->events & EPOLLOUT))
+		lo_conn_epoll(c, EPOLL_CTL_MOD, c->events | EPOLLOUT);
+	pthread_mutex_unlock(&c->tx_lock);
+	return ret;
+}
+
+void lo_conn_set_rx(struct lo_conn *c, bool on)
+{
+	if (lo_dead(c))
+		return;
+	lo_conn_epoll(c, EPOLL_CTL_MOD, on ? EPOLLIN | EPOLLRDHUP : 0);
+}
+
+void lo_conn_close_rx(struct lo_conn *c)
+{
+	lo_conn_kill(c);
+}
+
+/* Hand the dialled stream back: linger until drained, then close. */
+static void lo_conn_close_tx(struct lo_conn *c)
+{
+	bool now;
+
+	pthread_mutex_lock(&c->tx_lock);
+	now = lo_dead(c) || c->broken || lo_list_empty(&c->txq) ||
+	      lo_epfd < 0;
+	if (!now) {
+		c->closing = true;
+		c->qp = NULL;
+	}
+	pthread_mutex_unlock(&c->tx_lock);
+	if (now)
+		lo_conn_kill(c);
+}
+
+/* --- names ---------------------------------------------------------------- */
+
+socklen_t lo_addr(struct sockaddr_un *sa, const char *kind, uint32_t qpn)
+{
+	int n;
+
+	memset(sa, 0, sizeof(*sa));
+	sa->sun_family = AF_UNIX;
+	n = snprintf(sa->sun_path + 1, sizeof(sa->sun_path) - 1, "%s/%s/%u",
+		     lo_ns(), kind, qpn);
+	return offsetof(struct sockaddr_un, sun_path) + 1 + n;
+}
+
+static socklen_t lo_qp_addr(struct sockaddr_un *sa, uint32_t qpn)
+{
+	return lo_addr(sa, "qp", qpn);
+}
+
+/* Track fd as a connection of qp and watch it for events. */
+struct lo_conn *lo_conn_add(enum lo_conn_kind kind, int fd, struct lo_qp *qp,
+			    uint32_t events)
+{
+	struct lo_conn *c = lo_conn_new(kind, fd, qp);
+
+	if (!c)
+		return NULL;
+	if (lo_conn_epoll(c, EPOLL_CTL_ADD, events)) {
+		pthread_mutex_lock(&lo_conns_mtx);
+		lo_list_del(&c->all_link);
+		pthread_mutex_unlock(&lo_conns_mtx);
+		pthread_mutex_destroy(&c->tx_lock);
+		free(c);
+		return NULL;
+	}
+	return c;
+}
+
+/* --- progress thread ------------------------------------------------------ */
+
+static void lo_accept(struct lo_conn *l)
+{
+	for (;;) {
+		int fd = accept4(l->fd, NULL, NULL,
+				 SOCK_NONBLOCK | SOCK_CLOEXEC);
+		struct lo_conn *c;
+		struct lo_qp *qp = l->qp;
+
+		if (fd < 0) {
+			if (errno == EINTR || errno == ECONNABORTED)
+				continue;
+			return;
+		}
+		c = lo_conn_new(LO_CONN_RX, fd, qp);
+		if (!c) {
+			close(fd);
+			continue;
+		}
+		pthread_mutex_lock(&qp->lock);
+		lo_list_add_tail(&qp->rx_conns, &c->link);
+		if (lo_conn_epoll(c, EPOLL_CTL_ADD, EPOLLIN | EPOLLRDHUP))
+			lo_conn_kill(c);
+		pthread_mutex_unlock(&qp->lock);
+	}
+}
+
+static void lo_rx_eof(struct lo_conn *c)
+{
+	struct lo_qp *qp = c->qp;
+	bool peer;
+
+	pthread_mutex_lock(&qp->lock);
+	if (lo_dead(c)) {
+		pthread_mutex_unlock(&qp->lock);
+		return;
+	}
+	peer = c->hello && !c->bye && c->peer_qpn == qp->attr.dest_qp_num;
+	lo_conn_kill(c);
+	if (peer)
+		lo_qp_peer_died_locked(qp);
+	pthread_mutex_unlock(&qp->lock);
+}
+
+/* One complete frame from an accepted stream.  false: stop reading. */
+static bool lo_rx_frame(struct lo_conn *c, struct lo_wire_hdr *h,
+			unsigned char *pay)
+{
+	struct lo_qp *qp = c->qp;
+	bool more = true;
+
+	pthread_mutex_lock(&qp->lock);
+	if (lo_dead(c)) {
+		free(pay);
+		more = false;
+	} else if (h->op == LO_OP_HELLO) {
+		free(pay);
+		c->hello = true;
+		c->peer_qpn = h->src_qpn;
+		if (!lo_qp_rx_active(qp)) {
+			/* Peer reached RTR first: wait for ours. */
+			lo_conn_set_rx(c, false);
+			more = false;
+		} else if (c->peer_qpn != qp->attr.dest_qp_num) {
+			lo_conn_kill(c);
+			more = false;
+		}
+	} else if (!c->hello || !lo_qp_rx_active(qp) ||
+		   c->peer_qpn != qp->attr.dest_qp_num) {
+		free(pay);
+		lo_conn_kill(c);
+		more = false;
+	} else {
+		if (h->op == LO_OP_BYE)
+			c->bye = true;
+		lo_qp_handle_msg_locked(qp, h, pay);
+		more = !lo_dead(c);
+	}
+	pthread_mutex_unlock(&qp->lock);
+	return more;
+}
+
+static void lo_rx(struct lo_conn *c, uint32_t events)
+{
+	int budget = LO_RX_BUDGET;
+
+	if (!(c->events & EPOLLIN)) {
+		/* Parked: only a hangup can arrive here. */
+		if (events & (EPOLLHUP | EPOLLERR)) {
+			pthread_mutex_lock(&c->qp->lock);
+			lo_conn_kill(c);
+			pthread_mutex_unlock(&c->qp->lock);
+		}
+		return;
+	}
+	while (budget > 0 && !lo_dead(c)) {
+		ssize_t n;
+
+		if (c->hdr_got < sizeof(c->hdr)) {
+			n = recv(c->fd, (char *)&c->hdr + c->hdr_got,
+				 sizeof(c->hdr) - c->hdr_got, MSG_DONTWAIT);
+		} else {
+			n = recv(c->fd, c->pay + c->pay_got,
+				 c->hdr.len - c->pay_got, MSG_DONTWAIT);
+		}
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
+			return;
+		if (n <= 0) {
+			lo_rx_eof(c);
+			return;
+		}
+		if (c->hdr_got < sizeof(c->hdr)) {
+			c->hdr_got += n;
+			if (c->hdr_got < sizeof(c->hdr))
+				continue;
+			if (c->hdr.op < LO_OP_HELLO ||
+			    c->hdr.op > LO_OP_ATOMIC ||
+			    c->hdr.len > LO_MAX_MSG) {
+				lo_rx_eof(c);
+				return;
+			}
+			if (c->hdr.len) {
+				c->pay = malloc(c->hdr.len);
+				if (!c->pay) {
+					lo_rx_eof(c);
+					return;
+				}
+				c->pay_got = 0;
+				continue;
+			}
+		} else {
+			c->pay_got += n;
+			if (c->pay_got < c->hdr.len)
+				continue;
+		}
+		/* A whole frame. */
+		{
+			struct lo_wire_hdr h = c->hdr;
+			unsigned char *pay = c->pay;
+
+			c->hdr_got = 0;
+			c->pay = NULL;
+			c->pay_got = 0;
+			budget--;
+			if (!lo_rx_frame(c, &h, pay))
+				return;
+		}
+	}
+}
+
+static void lo_tx_event(struct lo_conn *c, uint32_t events)
+{
+	bool kill = false;
+
+	pthread_mutex_lock(&c->tx_lock);
+	if (events & EPOLLOUT) {
+		lo_txq_push(c);
+		if (lo_list_empty(&c->txq) && (c->events & EPOLLOUT) &&
+		    !c->broken)
+			lo_conn_epoll(c, EPOLL_CTL_MOD,
+				      c->events & ~EPOLLOUT);
+	}
+	if (events & (EPOLLHUP | EPOLLERR)) {
+		/* The peer closed its end: later sends fail. */
+		c->broken = true;
+		lo_txq_free(c);
+		if (c->in_epoll)
+			epoll_ctl(lo_epfd, EPOLL_CTL_DEL, c->fd, NULL);
+		c->in_epoll = false;
+	}
+	if (c->closing && (c->broken || lo_list_empty(&c->txq)))
+		kill = true;
+	pthread_mutex_unlock(&c->tx_lock);
+	if (kill)
+		lo_conn_kill(c);
+}
+
+/*
+ * Handle a batch of events.  Caller holds lo_prog_mtx.  Only the progress
+ * thread consumes wake-ups: it is the one that must run to reap.
+ */
+static void lo_dispatch(struct epoll_event *ev, int n, bool thread)
+{
+	int i;
+
+	for (i = 0; i < n; i++) {
+		struct lo_conn *c = ev[i].data.ptr;
+
+		if (lo_dead(c))
+			continue;
+		switch (c->kind) {
+		case LO_CONN_LISTEN:
+			lo_accept(c);
+			break;
+		case LO_CONN_TX:
+			lo_tx_event(c, ev[i].events);
+			break;
+		case LO_CONN_RX:
+			lo_rx(c, ev[i].events);
+			break;
+		case LO_CONN_UD:
+			lo_ud_rx(c);
+			break;
+		case LO_CONN_WAKE: {
+			uint64_t v;
+
+			if (thread && read(c->fd, &v, sizeof(v)) < 0)
+				break;
+			break;
+		}
+		default:
+			break;
+		}
+	}
+}
+
+static void *lo_prog_main(void *arg)
+{
+	int epfd = (int)(intptr_t)arg;
+	struct epoll_event ev[64];
+
+	for (;;) {
+		int n = epoll_wait(epfd, ev, 64, -1);
+
+		if (n < 0) {
+			if (errno == EINTR)
+				continue;
+			return NULL;
+		}
+		lo_prog_lock();
+		if (epfd != lo_epfd) {
+			pthread_mutex_unlock(&lo_prog_mtx);
+			return NULL;
+		}
+		lo_dispatch(ev, n, true);
+		/* Only here: nobody can hold an event for these any more. */
+		lo_reap_zombies();
+		pthread_mutex_unlock(&lo_prog_mtx);
+	}
+	return NULL;
+}
+
+/*
+ * Called by an application thread that finds its CQ empty: make progress
+ * in this thread instead of waiting for the progress thread to be
+ * scheduled (busy pollers would otherwise compete with it for the CPU).
+ * Never waits for the lock, and yields it to anyone queueing for it.
+ */
+void lo_progress_poll(void)
+{
+	struct epoll_event ev[16];
+	int n;
+
+	if (__atomic_load_n(&lo_prog_waiters, __ATOMIC_RELAXED) ||
+	    lo_epfd < 0 || pthread_mutex_trylock(&lo_prog_mtx))
+		return;
+	if (lo_epfd >= 0) {
+		n = epoll_wait(lo_epfd, ev, 16, 0);
+		if (n > 0)
+			lo_dispatch(ev, n, false);
+	}
+	pthread_mutex_unlock(&lo_prog_mtx);
+}
+
+static int lo_start_wake(void)
+{
+	struct lo_conn *c;
+	int fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	c = lo_conn_new(LO_CONN_WAKE, fd, NULL);
+	if (!c) {
+		close(fd);
+		return -1;
+	}
+	if (lo_conn_epoll(c, EPOLL_CTL_ADD, EPOLLIN))
+		return -1;
+	lo_wakefd = fd;
+	return 0;
+}
+
+/* Start this process's progress thread if it is not running. */
+static int lo_start(void)
+{
+	pthread_attr_t pa;
+	sigset_t all, old;
+	pthread_t t;
+	int epfd, err;
+
+	pthread_once(&lo_atfork_once, lo_atfork_register);
+	pthread_mutex_lock(&lo_start_mtx);
+	if (lo_epfd >= 0) {
+		pthread_mutex_unlock(&lo_start_mtx);
+		return 0;
+	}
+	if (!__atomic_load_n(&lo_qpn_next, __ATOMIC_RELAXED))
+		lo_qpn_seed();
+	epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0) {
+		pthread_mutex_unlock(&lo_start_mtx);
+		return -1;
+	}
+	lo_epfd = epfd;
+	if (lo_start_wake()) {
+		close(epfd);
+		lo_epfd = -1;
+		pthread_mutex_unlock(&lo_start_mtx);
+		return -1;
+	}
+	pthread_attr_init(&pa);
+	pthread_attr_setdetachstate(&pa, PTHREAD_CREATE_DETACHED);
+	/* Signals belong to the application's threads. */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	err = pthread_create(&t, &pa, lo_prog_main, (void *)(intptr_t)epfd);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	pthread_attr_destroy(&pa);
+	if (err) {
+		close(epfd);
+		lo_epfd = -1;
+		pthread_mutex_unlock(&lo_start_mtx);
+		errno = err;
+		return -1;
+	}
+	pthread_mutex_unlock(&lo_start_mtx);
+	return 0;
+}
+
+/* --- QP-facing API ------------------------------------------------------ */
+
+int lo_qp_listen(struct lo_qp *qp)
+{
+	struct sockaddr_un sa;
+	struct lo_conn *c;
+	uint32_t qpn = 0;
+	int fd, tries;
+
+	if (lo_start())
+		return -1;
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	if (fd < 0)
+		return -1;
+	for (tries = 0; tries < (1 << 16); tries++) {
+		uint32_t n = __atomic_fetch_add(&lo_qpn_next, 1,
+						__ATOMIC_RELAXED);
+
+		qpn = LO_QPN_MIN + n % LO_QPN_SPAN;
+		if (!bind(fd, (struct sockaddr *)&sa, lo_qp_addr(&sa, qpn)))
+			break;
+		if (errno != EADDRINUSE) {
+			close(fd);
+			return -1;
+		}
+	}
+	if (tries == (1 << 16) || listen(fd, SOMAXCONN)) {
+		close(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	c = lo_conn_new(LO_CONN_LISTEN, fd, qp);
+	if (!c) {
+		close(fd);
+		errno = ENOMEM;
+		return -1;
+	}
+	if (lo_conn_epoll(c, EPOLL_CTL_ADD, EPOLLIN)) {
+		int e = errno;
+
+		pthread_mutex_lock(&lo_conns_mtx);
+		lo_list_del(&c->all_link);
+		pthread_mutex_unlock(&lo_conns_mtx);
+		close(fd);
+		free(c);
+		errno = e;
+		return -1;
+	}
+	qp->listener = c;
+	qp->qp.qp_num = qpn;
+	return 0;
+}
+
+/* Connect to a QP's listener; the result is a non-blocking stream. */
+int lo_dial(uint32_t dest_qpn, bool nonblock)
+{
+	struct sockaddr_un sa;
+	socklen_t len = lo_qp_addr(&sa, dest_qpn);
+	int fd, r;
+
+	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+		    (nonblock ? SOCK_NONBLOCK : 0), 0);
+	if (fd < 0)
+		return -1;
+	do {
+		r = connect(fd, (struct sockaddr *)&sa, len);
+	} while (r && errno == EINTR);
+	if (r) {
+		close(fd);
+		return -1;
+	}
+	if (!nonblock)
+		fcntl(fd, F_SETFL, fcntl(fd, F_GETFL) | O_NONBLOCK);
+	return fd;
+}
+
+/* Adopt a dialled stream as the QP's send direction; says HELLO. */
+void lo_qp_install_tx(struct lo_qp *qp, int fd)
+{
+	struct lo_wire_hdr h;
+	struct lo_txbuf *b;
+	struct lo_conn *c = lo_conn_new(LO_CONN_TX, fd, qp);
+
+	if (!c) {
+		close(fd);
+		return;
+	}
+	if (lo_conn_epoll(c, EPOLL_CTL_ADD, 0)) {
+		c->broken = true;
+	}
+	qp->tx = c;
+	memset(&h, 0, sizeof(h));
+	h.op = LO_OP_HELLO;
+	h.src_qpn = qp->qp.qp_num;
+	h.dst_qpn = qp->attr.dest_qp_num;
+	b = lo_txbuf_new(&h, 0);
+	if (b)
+		lo_conn_queue(c, b);
+}
+
+/*
+ * Close the QP's streams (and its listener when destroying).  bye tells
+ * the peer why: 1 = we went to ERR (it flushes too), 0 = we are gone.
+ * Caller holds the QP lock.
+ */
+void lo_qp_close_conns(struct lo_qp *qp, int bye, bool listener_too)
+{
+	if (qp->tx) {
+		struct lo_conn *c = qp->tx;
+		struct lo_wire_hdr h;
+		struct lo_txbuf *b;
+
+		qp->tx = NULL;
+		memset(&h, 0, sizeof(h));
+		h.op = LO_OP_BYE;
+		h.status = bye;
+		h.src_qpn = qp->qp.qp_num;
+		h.dst_qpn = qp->attr.dest_qp_num;
+		b = lo_txbuf_new(&h, 0);
+		if (b)
+			lo_conn_queue(c, b);
+		lo_conn_close_tx(c);
+	}
+	while (!lo_list_empty(&qp->rx_conns))
+		lo_conn_kill(lo_list_first(&qp->rx_conns, struct lo_conn,
+					   link));
+	if (listener_too && qp->listener) {
+		lo_conn_kill(qp->listener);
+		qp->listener = NULL;
+	}
+}
