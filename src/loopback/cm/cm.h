@@ -1,0 +1,248 @@
+/*
+ * src/loopback/cm/cm.h: internal state of the loopback librdmacm.
+ *
+ * Owns the private id, channel, event and connection structures shared by
+ * channel.c (channels, events, sync waits, migrate), id.c (init, devices,
+ * ids, addressing, endpoints), conn.c (wire protocol, progress thread,
+ * connection calls, QPs) and stubs.c (not yet emulated parts).
+ *
+ * Locking: one process-wide mutex (cm.lock) guards every id's state, every
+ * channel queue and the event accounting; cm.cond wakes destroy/migrate
+ * waiters.  It is never held across a call to an exported rdmacm or verbs
+ * function, so an interposer may re-enter anything.
+ */
+#ifndef LOOPBACK_CM_H
+#define LOOPBACK_CM_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <sys/socket.h>
+#include <netinet/in.h>
+#include <rdma/rdma_cma.h>
+#include <infiniband/verbs.h>
+
+struct cm_list {
+	struct cm_list *next, *prev;
+};
+
+static inline void cm_list_init(struct cm_list *l)
+{
+	l->next = l->prev = l;
+}
+
+static inline int cm_list_empty(const struct cm_list *l)
+{
+	return l->next == l;
+}
+
+static inline void cm_list_add_tail(struct cm_list *l, struct cm_list *n)
+{
+	n->prev = l->prev;
+	n->next = l;
+	l->prev->next = n;
+	l->prev = n;
+}
+
+static inline void cm_list_del(struct cm_list *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	cm_list_init(n);
+}
+
+#define cm_container_of(p, type, member) \
+	((type *)((char *)(p) - __builtin_offsetof(type, member)))
+
+/* Real IB CM private data sizes, and the CMA header taken from the REQ. */
+#define CM_REQ_PDATA	92
+#define CM_CMA_HDR	36
+#define CM_REP_PDATA	196
+#define CM_REJ_PDATA	148
+#define CM_PDATA_MAX	256
+
+/* IB CM reject reasons reported as REJECTED status. */
+#define CM_REJ_INVALID_SID	8
+#define CM_REJ_CONSUMER		28
+#define CM_REJ_VENDOR_ECE	35
+
+struct cm_channel {
+	struct rdma_event_channel pub;	/* fd: eventfd in semaphore mode */
+	struct cm_list queue;		/* events not yet fetched */
+	int nids;			/* ids whose channel this is */
+	int readers;			/* threads in rdma_get_cm_event */
+	int dead;			/* destroyed while ids still used it */
+};
+
+enum cm_state {
+	CM_IDLE,
+	CM_BOUND,
+	CM_ADDR_RESOLVED,
+	CM_ROUTE_RESOLVED,
+	CM_LISTEN,
+	CM_CONNECTING,		/* active: REQ sent */
+	CM_REQ_RCVD,		/* passive child before accept/reject */
+	CM_ACCEPTED,		/* passive: REP sent, waiting for RTU */
+	CM_REP_RCVD,		/* active: REP in, RTU not yet sent */
+	CM_CONNECTED,
+	CM_DISC_SENT,		/* DREQ sent, waiting for DREP */
+	CM_DISCONNECTED,
+	CM_REJECTED,
+	CM_ERROR,
+};
+
+/* Wire messages over the SOCK_SEQPACKET CM sockets. */
+enum cm_msg_type {
+	CM_MSG_REQ = 1,
+	CM_MSG_REP,
+	CM_MSG_RTU,
+	CM_MSG_REJ,
+	CM_MSG_DREQ,
+	CM_MSG_DREP,
+	CM_MSG_SIDR_REQ,	/* reserved for the UD issue */
+	CM_MSG_SIDR_REP,
+};
+
+struct cm_msg {
+	uint8_t type;
+	uint8_t resp_res;
+	uint8_t init_depth;
+	uint8_t flow_ctrl;
+	uint8_t retry;
+	uint8_t rnr_retry;
+	uint8_t srq;
+	uint8_t qp_type;
+	uint16_t reason;
+	uint16_t pdata_len;
+	uint32_t qpn;
+	uint32_t psn;
+	uint32_t ps;
+	uint32_t pid;
+	uint32_t ece_vendor;
+	uint32_t ece_options;
+	struct sockaddr_storage src;	/* REQ: initiator's address */
+	struct sockaddr_storage dst;	/* REQ: address it dialled */
+	uint8_t pdata[CM_PDATA_MAX];
+};
+
+struct cm_id;
+
+/* One CM socket: a bound/listening port, or a connection. */
+struct cm_sock {
+	int fd;
+	int listening;
+	int in_epoll;
+	int dead;		/* closed; freed by the progress thread */
+	int hup;		/* peer gone before an id owned it */
+	struct cm_id *id;	/* owner (NULL while a request is pending) */
+	struct cm_id *listener;	/* accepted, REQ not yet fetched */
+	struct cm_list link;	/* listener's pending list, or graveyard */
+	struct cm_msg req;	/* the REQ, for a pending request */
+};
+
+/* Internal event kinds that need work inside rdma_get_cm_event. */
+enum cm_ev_kind {
+	CM_EVK_PLAIN,
+	CM_EVK_CONN_REQ,
+	CM_EVK_CONN_RESP,
+	CM_EVK_ADDR,
+};
+
+struct cm_event {
+	struct rdma_cm_event ev;
+	uint8_t pdata[CM_PDATA_MAX];	/* param private data points here */
+	struct cm_list link;
+	struct cm_id *owner;		/* id it is about (listener for REQ) */
+	struct cm_id *charged;		/* set when fetched */
+	enum cm_ev_kind kind;
+	struct cm_sock *req;		/* CONNECT_REQUEST: pending connection */
+};
+
+struct cm_id {
+	struct rdma_cm_id id;
+	int sync;
+	int state;
+	unsigned int reported;		/* events handed to the user */
+	unsigned int completed;		/* ... and acked (or dropped) */
+	int connect_error;
+	int disc_fetched;		/* its DISCONNECTED was fetched */
+	int disc_queued;
+	int destroying;
+	struct cm_sock *port;		/* bound/listening socket, becomes
+					 * the connection on the active side */
+	struct cm_sock *conn;		/* connection (passive child) */
+	struct cm_list pending;		/* listener: requests not fetched */
+	int own_send_cq, own_recv_cq;	/* CQs the library made */
+	uint32_t remote_qpn;
+	uint32_t remote_psn;
+	uint32_t local_psn;
+	int remote_known;
+	uint8_t initiator_depth;
+	uint8_t responder_resources;
+	uint8_t retry, rnr_retry;
+	void *connect;			/* ai_connect copy (endpoints) */
+	size_t connect_len;
+	struct ibv_qp_init_attr *qp_init_attr;	/* passive endpoint */
+	struct ibv_ece local_ece, remote_ece;
+};
+
+static inline struct cm_id *cm_id(struct rdma_cm_id *id)
+{
+	return cm_container_of(id, struct cm_id, id);
+}
+
+static inline struct cm_channel *cm_chan(struct rdma_event_channel *ch)
+{
+	return cm_container_of(ch, struct cm_channel, pub);
+}
+
+struct cm_global {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	pthread_mutex_t dev_lock;
+	struct ibv_context *verbs;	/* the loopback device */
+	struct ibv_pd *pd;		/* its default PD */
+	uint8_t max_resp_res;		/* device max_qp_rd_atom */
+	uint8_t max_init_depth;		/* device max_qp_init_rd_atom */
+	int epfd;
+	struct cm_list graveyard;	/* dead sockets to free */
+	char ns[108];
+};
+
+extern struct cm_global cm;
+
+/* id.c */
+int cm_init(void);
+int cm_bind_device(struct rdma_cm_id *id);
+int cm_addr_is_local(const struct sockaddr *sa);
+socklen_t cm_addr_len(const struct sockaddr *sa);
+uint16_t cm_addr_port(const struct sockaddr *sa);
+void cm_addr_set_port(struct sockaddr *sa, uint16_t port);
+int cm_bind_port(struct cm_id *p, const struct sockaddr *addr);
+int cm_sockname(char *buf, size_t len, enum rdma_port_space ps,
+		uint16_t port);
+int cm_alloc_id(struct rdma_event_channel *channel, struct cm_id **out,
+		void *context, enum rdma_port_space ps,
+		enum ibv_qp_type qp_type);
+void cm_free_id(struct cm_id *p);
+int cm_do_bind(struct rdma_cm_id *id, struct sockaddr *addr);
+int cm_do_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src,
+		       struct sockaddr *dst);
+
+/* channel.c */
+struct cm_event *cm_event_new(struct cm_id *owner, enum rdma_cm_event_type t,
+			      int status);
+void cm_queue_event(struct cm_id *p, struct cm_event *e);
+void cm_purge_events(struct cm_id *p);
+int cm_complete(struct rdma_cm_id *id);
+void cm_wait_acked(struct cm_id *p);
+
+/* conn.c */
+int cm_sock_register(struct cm_sock *s);
+void cm_sock_close(struct cm_sock *s);
+int cm_send_msg(struct cm_sock *s, struct cm_msg *m);
+void cm_close_id_socks(struct cm_id *p);
+int cm_process_conn_req(struct cm_event *e);
+int cm_process_conn_resp(struct cm_event *e);
+void cm_qp_to_err(struct rdma_cm_id *id);
+
+#endif

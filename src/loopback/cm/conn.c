@@ -1,0 +1,1173 @@
+/*
+ * src/loopback/cm/conn.c: the connection protocol of the loopback
+ * librdmacm and the calls that drive it: the per-process progress thread
+ * (epoll over listening and connection sockets), REQ/REP/RTU/REJ/DREQ/DREP
+ * handling, rdma_connect/accept/reject/establish/disconnect/notify,
+ * rdma_init_qp_attr, QP and SRQ creation through the public verbs API,
+ * and the ECE calls.
+ *
+ * The progress thread never blocks on a write: every connection carries at
+ * most a handful of small messages, far below the socket buffer, so sends
+ * use MSG_DONTWAIT and cannot fail for lack of room.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <signal.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/un.h>
+
+#include "cm.h"
+
+static pthread_once_t progress_once = PTHREAD_ONCE_INIT;
+static int progress_err;
+
+static int cm_req_pdata_max(enum rdma_port_space ps)
+{
+	return ps == RDMA_PS_IB ? CM_REQ_PDATA : CM_REQ_PDATA - CM_CMA_HDR;
+}
+
+int cm_send_msg(struct cm_sock *s, struct cm_msg *m)
+{
+	ssize_t n;
+
+	if (!s || s->dead)
+		return -1;
+	m->pid = getpid();
+	n = send(s->fd, m, sizeof(*m), MSG_DONTWAIT | MSG_NOSIGNAL);
+	return n == sizeof(*m) ? 0 : -1;
+}
+
+/*
+ * Caller holds cm.lock.  The memory goes when the progress thread is sure
+ * no epoll result still points at it.
+ */
+void cm_sock_close(struct cm_sock *s)
+{
+	if (!s || s->dead)
+		return;
+	if (s->in_epoll)
+		epoll_ctl(cm.epfd, EPOLL_CTL_DEL, s->fd, NULL);
+	close(s->fd);
+	s->dead = 1;
+	s->id = NULL;
+	cm_list_del(&s->link);
+	if (s->in_epoll)
+		cm_list_add_tail(&cm.graveyard, &s->link);
+	else
+		free(s);
+}
+
+/* Caller holds cm.lock. */
+void cm_close_id_socks(struct cm_id *p)
+{
+	struct cm_list *l;
+
+	while (!cm_list_empty(&p->pending)) {
+		struct cm_sock *s;
+		struct cm_msg rej;
+
+		l = p->pending.next;
+		s = cm_container_of(l, struct cm_sock, link);
+		memset(&rej, 0, sizeof(rej));
+		rej.type = CM_MSG_REJ;
+		rej.reason = CM_REJ_INVALID_SID;
+		cm_send_msg(s, &rej);
+		cm_sock_close(s);
+	}
+	cm_sock_close(p->port);
+	p->port = NULL;
+	cm_sock_close(p->conn);
+	p->conn = NULL;
+}
+
+static struct cm_sock *cm_conn_of(struct cm_id *p)
+{
+	return p->conn ? p->conn : p->port;
+}
+
+void cm_qp_to_err(struct rdma_cm_id *id)
+{
+	struct ibv_qp_attr attr;
+
+	if (!id->qp)
+		return;
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_state = IBV_QPS_ERR;
+	ibv_modify_qp(id->qp, &attr, IBV_QP_STATE);
+}
+
+/*
+ * From the progress thread, under cm.lock: rdma_destroy_qp detaches id->qp
+ * under the same lock, so the QP cannot go away underneath.
+ */
+static void cm_qp_to_err_locked(struct cm_id *p)
+{
+	cm_qp_to_err(&p->id);
+}
+
+static void cm_queue_disconnected(struct cm_id *p)
+{
+	struct cm_event *e;
+
+	p->state = CM_DISCONNECTED;
+	if (p->disc_queued)
+		return;
+	p->disc_queued = 1;
+	e = cm_event_new(p, RDMA_CM_EVENT_DISCONNECTED, 0);
+	if (e)
+		cm_queue_event(p, e);
+}
+
+static void cm_handle_hup(struct cm_sock *s)
+{
+	struct cm_id *p = s->id;
+	struct cm_event *e;
+
+	epoll_ctl(cm.epfd, EPOLL_CTL_DEL, s->fd, NULL);
+	s->in_epoll = 0;
+	/* keep the memory until its owner closes it; mark the loss */
+	s->hup = 1;
+	if (!p)
+		return;
+	switch (p->state) {
+	case CM_CONNECTING:
+		p->state = CM_ERROR;
+		e = cm_event_new(p, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+		if (e)
+			cm_queue_event(p, e);
+		break;
+	case CM_ACCEPTED:
+	case CM_REP_RCVD:
+	case CM_CONNECTED:
+		cm_qp_to_err_locked(p);
+		cm_queue_disconnected(p);
+		break;
+	case CM_DISC_SENT:
+		cm_queue_disconnected(p);
+		break;
+	default:
+		break;
+	}
+}
+
+static void cm_copy_pdata(struct cm_event *e, const struct cm_msg *m,
+			  int padded)
+{
+	int len = m->pdata_len;
+
+	if (len > CM_PDATA_MAX)
+		len = CM_PDATA_MAX;
+	memcpy(e->pdata, m->pdata, len);
+	e->ev.param.conn.private_data = e->pdata;
+	/* the IB CM hands over the whole zero-padded field */
+	e->ev.param.conn.private_data_len = padded;
+}
+
+static void cm_handle_msg(struct cm_sock *s, struct cm_msg *m)
+{
+	struct cm_id *p = s->id;
+	struct cm_event *e;
+
+	if (!p) {
+		struct cm_id *l = s->listener;
+
+		if (m->type == CM_MSG_DREQ) {
+			/* gave up before an id took the request */
+			struct cm_msg drep;
+
+			memset(&drep, 0, sizeof(drep));
+			drep.type = CM_MSG_DREP;
+			cm_send_msg(s, &drep);
+			s->hup = 1;
+			return;
+		}
+		if (m->type != CM_MSG_REQ || !l || l->state != CM_LISTEN ||
+		    m->ps != (uint32_t)l->id.ps) {
+			if (m->type == CM_MSG_REQ) {
+				struct cm_msg rej;
+
+				memset(&rej, 0, sizeof(rej));
+				rej.type = CM_MSG_REJ;
+				rej.reason = CM_REJ_INVALID_SID;
+				cm_send_msg(s, &rej);
+			}
+			return;
+		}
+		s->req = *m;
+		e = cm_event_new(l, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
+		if (!e)
+			return;
+		e->kind = CM_EVK_CONN_REQ;
+		e->req = s;
+		cm_queue_event(l, e);
+		return;
+	}
+
+	switch (m->type) {
+	case CM_MSG_REP:
+		if (p->state != CM_CONNECTING)
+			break;
+		p->state = CM_REP_RCVD;
+		p->remote_qpn = m->qpn;
+		p->remote_psn = m->psn;
+		p->remote_known = 1;
+		p->remote_ece.vendor_id = m->ece_vendor;
+		p->remote_ece.options = m->ece_options;
+		e = cm_event_new(p, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
+		if (!e)
+			break;
+		e->kind = CM_EVK_CONN_RESP;
+		cm_copy_pdata(e, m, CM_REP_PDATA);
+		/* the peer's view, turned round as the kernel does */
+		e->ev.param.conn.responder_resources = m->init_depth;
+		e->ev.param.conn.initiator_depth = m->resp_res;
+		e->ev.param.conn.flow_control = m->flow_ctrl;
+		e->ev.param.conn.rnr_retry_count = m->rnr_retry;
+		e->ev.param.conn.srq = m->srq;
+		e->ev.param.conn.qp_num = m->qpn;
+		cm_queue_event(p, e);
+		break;
+	case CM_MSG_RTU:
+		if (p->state != CM_ACCEPTED)
+			break;
+		p->state = CM_CONNECTED;
+		e = cm_event_new(p, RDMA_CM_EVENT_ESTABLISHED, 0);
+		if (e)
+			cm_queue_event(p, e);
+		break;
+	case CM_MSG_REJ:
+		if (p->state != CM_CONNECTING)
+			break;
+		p->state = CM_REJECTED;
+		e = cm_event_new(p, RDMA_CM_EVENT_REJECTED, m->reason);
+		if (!e)
+			break;
+		cm_copy_pdata(e, m, CM_REJ_PDATA);
+		cm_queue_event(p, e);
+		break;
+	case CM_MSG_DREQ: {
+		struct cm_msg drep;
+
+		memset(&drep, 0, sizeof(drep));
+		drep.type = CM_MSG_DREP;
+		cm_send_msg(s, &drep);
+		if (p->state == CM_ACCEPTED || p->state == CM_REP_RCVD ||
+		    p->state == CM_CONNECTED || p->state == CM_DISC_SENT)
+			cm_queue_disconnected(p);
+		break;
+	}
+	case CM_MSG_DREP:
+		if (p->state == CM_DISC_SENT)
+			cm_queue_disconnected(p);
+		break;
+	default:
+		break;
+	}
+}
+
+static void cm_handle_accept(struct cm_sock *ls)
+{
+	struct cm_id *l = ls->id;
+
+	for (;;) {
+		struct epoll_event ev;
+		struct cm_sock *s;
+		int fd;
+
+		fd = accept4(ls->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
+		if (fd < 0)
+			return;
+		s = calloc(1, sizeof(*s));
+		if (!s) {
+			close(fd);
+			continue;
+		}
+		s->fd = fd;
+		s->listener = l;
+		cm_list_init(&s->link);
+		ev.events = EPOLLIN | EPOLLRDHUP;
+		ev.data.ptr = s;
+		if (epoll_ctl(cm.epfd, EPOLL_CTL_ADD, fd, &ev)) {
+			close(fd);
+			free(s);
+			continue;
+		}
+		s->in_epoll = 1;
+		cm_list_add_tail(&l->pending, &s->link);
+	}
+}
+
+static void *cm_progress(void *arg)
+{
+	struct epoll_event evs[64];
+	struct cm_msg m;
+	int i, n;
+
+	for (;;) {
+		n = epoll_wait(cm.epfd, evs, 64, -1);
+		if (n < 0)
+			continue;
+		pthread_mutex_lock(&cm.lock);
+		for (i = 0; i < n; i++) {
+			struct cm_sock *s = evs[i].data.ptr;
+			ssize_t r;
+
+			if (s->dead || !s->in_epoll)
+				continue;
+			if (s->listening) {
+				cm_handle_accept(s);
+				continue;
+			}
+			/* drain every message, then look at hang-ups */
+			for (;;) {
+				r = recv(s->fd, &m, sizeof(m), MSG_DONTWAIT);
+				if (r <= 0)
+					break;
+				if (r == sizeof(m))
+					cm_handle_msg(s, &m);
+				if (s->dead || !s->in_epoll)
+					break;
+			}
+			if (s->dead || !s->in_epoll)
+				continue;
+			if (r == 0 || (r < 0 && errno != EAGAIN) ||
+			    (evs[i].events & (EPOLLHUP | EPOLLERR)))
+				cm_handle_hup(s);
+		}
+		/* nothing from this batch can point at these any more */
+		while (!cm_list_empty(&cm.graveyard)) {
+			struct cm_list *l = cm.graveyard.next;
+
+			cm_list_del(l);
+			free(cm_container_of(l, struct cm_sock, link));
+		}
+		pthread_mutex_unlock(&cm.lock);
+	}
+	return NULL;
+}
+
+static void cm_progress_start(void)
+{
+	sigset_t all, old;
+	pthread_t t;
+
+	cm.epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (cm.epfd < 0) {
+		progress_err = errno;
+		return;
+	}
+	/* signals belong to the application's threads */
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	progress_err = pthread_create(&t, NULL, cm_progress, NULL);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	if (!progress_err)
+		pthread_detach(t);
+}
+
+/* Caller holds cm.lock. */
+int cm_sock_register(struct cm_sock *s)
+{
+	struct epoll_event ev;
+
+	pthread_once(&progress_once, cm_progress_start);
+	if (progress_err) {
+		errno = progress_err;
+		return -1;
+	}
+	ev.events = EPOLLIN | (s->listening ? 0 : EPOLLRDHUP);
+	ev.data.ptr = s;
+	if (epoll_ctl(cm.epfd, EPOLL_CTL_ADD, s->fd, &ev))
+		return -1;
+	s->in_epoll = 1;
+	return 0;
+}
+
+static int cm_valid_param(struct cm_id *p, struct rdma_conn_param *param)
+{
+	if (p->id.ps != RDMA_PS_TCP)
+		return 0;
+	if (!p->id.qp && !param)
+		goto err;
+	if (!param)
+		return 0;
+	if (param->responder_resources != RDMA_MAX_RESP_RES &&
+	    param->responder_resources > cm.max_resp_res)
+		goto err;
+	if (param->initiator_depth != RDMA_MAX_INIT_DEPTH &&
+	    param->initiator_depth > cm.max_init_depth)
+		goto err;
+	return 0;
+err:
+	errno = EINVAL;
+	return -1;
+}
+
+static void cm_fill_msg(struct cm_id *p, struct cm_msg *m, int type,
+			struct rdma_conn_param *param, const void *pdata,
+			int pdata_len)
+{
+	memset(m, 0, sizeof(*m));
+	m->type = type;
+	m->ps = p->id.ps;
+	m->qp_type = p->id.qp_type;
+	m->psn = p->local_psn;
+	m->resp_res = p->responder_resources;
+	m->init_depth = p->initiator_depth;
+	if (param) {
+		m->flow_ctrl = param->flow_control;
+		m->retry = param->retry_count;
+		m->rnr_retry = param->rnr_retry_count;
+		m->srq = param->srq;
+		m->qpn = param->qp_num;
+	}
+	if (p->id.qp) {
+		m->qpn = p->id.qp->qp_num;
+		m->srq = !!p->id.qp->srq;
+	}
+	m->ece_vendor = p->local_ece.vendor_id;
+	m->ece_options = p->local_ece.options;
+	if (pdata && pdata_len > 0) {
+		memcpy(m->pdata, pdata, pdata_len);
+		m->pdata_len = pdata_len;
+	}
+}
+
+int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
+{
+	struct cm_id *p = cm_id(id);
+	struct sockaddr_un sun;
+	const void *pdata = NULL;
+	struct cm_event *e;
+	struct cm_msg m;
+	int len = 0, n, fd;
+
+	if (id->qp_type == IBV_QPT_UD) {
+		errno = ENOSYS;	/* SIDR comes with the UD issue */
+		return -1;
+	}
+	if (cm_valid_param(p, conn_param))
+		return -1;
+	if (conn_param) {
+		pdata = conn_param->private_data;
+		len = conn_param->private_data_len;
+	}
+	if (!pdata && p->connect_len) {
+		pdata = p->connect;
+		len = p->connect_len;
+	}
+	if (!pdata)
+		len = 0;
+	if (len > cm_req_pdata_max(id->ps)) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* the real library needs the device here (crashes without it) */
+	if (!id->verbs || !p->port || p->state != CM_ROUTE_RESOLVED) {
+		errno = EINVAL;
+		return -1;
+	}
+	p->initiator_depth = conn_param &&
+		conn_param->initiator_depth != RDMA_MAX_INIT_DEPTH ?
+		conn_param->initiator_depth : cm.max_init_depth;
+	p->responder_resources = conn_param &&
+		conn_param->responder_resources != RDMA_MAX_RESP_RES ?
+		conn_param->responder_resources : cm.max_resp_res;
+	cm_fill_msg(p, &m, CM_MSG_REQ, conn_param, pdata, len);
+	memcpy(&m.src, &id->route.addr.src_addr,
+	       cm_addr_len(&id->route.addr.src_addr));
+	memcpy(&m.dst, &id->route.addr.dst_addr,
+	       cm_addr_len(&id->route.addr.dst_addr));
+
+	memset(&sun, 0, sizeof(sun));
+	sun.sun_family = AF_UNIX;
+	n = cm_sockname(sun.sun_path + 1, sizeof(sun.sun_path) - 1, id->ps,
+			cm_addr_port(&id->route.addr.dst_addr));
+	fd = p->port->fd;
+	/* outside cm.lock: an in-process listener must be able to accept */
+	if (connect(fd, (struct sockaddr *)&sun,
+		    offsetof(struct sockaddr_un, sun_path) + 1 + n) ||
+	    send(fd, &m, sizeof(m), MSG_NOSIGNAL) != sizeof(m)) {
+		/* nobody listens: the IB CM answers "invalid service ID" */
+		pthread_mutex_lock(&cm.lock);
+		p->state = CM_REJECTED;
+		e = cm_event_new(p, RDMA_CM_EVENT_REJECTED,
+				 CM_REJ_INVALID_SID);
+		if (e) {
+			memset(&m, 0, sizeof(m));
+			cm_copy_pdata(e, &m, CM_REJ_PDATA);
+			cm_queue_event(p, e);
+		}
+		pthread_mutex_unlock(&cm.lock);
+	} else {
+		pthread_mutex_lock(&cm.lock);
+		p->state = CM_CONNECTING;
+		if (cm_sock_register(p->port)) {
+			pthread_mutex_unlock(&cm.lock);
+			return -1;
+		}
+		pthread_mutex_unlock(&cm.lock);
+	}
+	if (p->connect_len) {
+		free(p->connect);
+		p->connect = NULL;
+		p->connect_len = 0;
+	}
+	return cm_complete(id);
+}
+
+/* QP transitions as the real library makes them, through the PLT. */
+static int cm_modify_qp_rtr(struct rdma_cm_id *id, uint8_t resp_res)
+{
+	struct ibv_qp_attr attr;
+	int mask, ret;
+
+	if (!id->qp)
+		return 0;
+	attr.qp_state = IBV_QPS_INIT;
+	ret = rdma_init_qp_attr(id, &attr, &mask);
+	if (ret)
+		return ret;
+	ret = ibv_modify_qp(id->qp, &attr, mask);
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	attr.qp_state = IBV_QPS_RTR;
+	ret = rdma_init_qp_attr(id, &attr, &mask);
+	if (ret)
+		return ret;
+	if (resp_res != RDMA_MAX_RESP_RES)
+		attr.max_dest_rd_atomic = resp_res;
+	ret = ibv_modify_qp(id->qp, &attr, mask);
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	return 0;
+}
+
+static int cm_modify_qp_rts(struct rdma_cm_id *id, uint8_t init_depth)
+{
+	struct ibv_qp_attr attr;
+	int mask, ret;
+
+	if (!id->qp)
+		return 0;
+	attr.qp_state = IBV_QPS_RTS;
+	ret = rdma_init_qp_attr(id, &attr, &mask);
+	if (ret)
+		return ret;
+	if (init_depth != RDMA_MAX_INIT_DEPTH)
+		attr.max_rd_atomic = init_depth;
+	ret = ibv_modify_qp(id->qp, &attr, mask);
+	if (ret) {
+		errno = ret;
+		return -1;
+	}
+	return 0;
+}
+
+/* Inside rdma_get_cm_event: REP arrived on an active id. */
+int cm_process_conn_resp(struct cm_event *e)
+{
+	struct rdma_cm_id *id = e->ev.id;
+	struct cm_id *p = cm_id(id);
+	struct cm_msg m;
+
+	if (!id->qp)
+		return 0;	/* the user calls rdma_establish */
+	if (cm_modify_qp_rtr(id, RDMA_MAX_RESP_RES) ||
+	    cm_modify_qp_rts(id, RDMA_MAX_INIT_DEPTH)) {
+		cm_qp_to_err(id);
+		pthread_mutex_lock(&cm.lock);
+		p->connect_error = 1;
+		pthread_mutex_unlock(&cm.lock);
+		e->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
+		e->ev.status = -errno;
+		return -1;
+	}
+	cm_fill_msg(p, &m, CM_MSG_RTU, NULL, NULL, 0);
+	pthread_mutex_lock(&cm.lock);
+	if (p->state == CM_REP_RCVD) {
+		p->state = CM_CONNECTED;
+		cm_send_msg(cm_conn_of(p), &m);
+	}
+	pthread_mutex_unlock(&cm.lock);
+	e->ev.event = RDMA_CM_EVENT_ESTABLISHED;
+	return 0;
+}
+
+/*
+ * Inside rdma_get_cm_event: a CONNECT_REQUEST becomes a new id that
+ * inherits the listener's context, port space, QP type and channel; a
+ * synchronous listener's child gets its own channel through the exported
+ * rdma_migrate_id, as in the real library.
+ */
+int cm_process_conn_req(struct cm_event *e)
+{
+	struct cm_id *l = e->owner, *c;
+	struct cm_sock *s = e->req;
+	struct rdma_cm_id *id;
+	int max;
+
+	if (cm_alloc_id(l->id.channel, &c, l->id.context, l->id.ps,
+			l->id.qp_type))
+		goto fail;
+	id = &c->id;
+	if ((l->sync && rdma_migrate_id(id, NULL)) || cm_bind_device(id)) {
+		rdma_destroy_id(id);
+		goto fail;
+	}
+	memcpy(&id->route.addr.dst_addr, &s->req.src,
+	       cm_addr_len((struct sockaddr *)&s->req.src));
+	memcpy(&id->route.addr.src_addr, &s->req.dst,
+	       cm_addr_len((struct sockaddr *)&s->req.dst));
+	if (!cm_addr_len(&id->route.addr.src_addr))
+		memcpy(&id->route.addr.src_addr, &l->id.route.addr.src_addr,
+		       sizeof(id->route.addr.src_addr));
+	id->route.addr.addr.ibaddr = l->id.route.addr.addr.ibaddr;
+	id->route.addr.addr.ibaddr.pkey = htobe16(0xffff);
+
+	pthread_mutex_lock(&cm.lock);
+	c->conn = s;
+	s->id = c;
+	e->req = NULL;
+	c->state = s->hup ? CM_ERROR : CM_REQ_RCVD;
+	c->remote_qpn = s->req.qpn;
+	c->remote_psn = s->req.psn;
+	c->remote_known = 1;
+	/* the initiator's view, turned round as the kernel does */
+	c->initiator_depth = s->req.resp_res;
+	c->responder_resources = s->req.init_depth;
+	c->retry = s->req.retry;
+	c->rnr_retry = s->req.rnr_retry;
+	c->remote_ece.vendor_id = s->req.ece_vendor;
+	c->remote_ece.options = s->req.ece_options;
+	pthread_mutex_unlock(&cm.lock);
+
+	max = cm_req_pdata_max(l->id.ps);
+	cm_copy_pdata(e, &s->req, max);
+	e->ev.param.conn.responder_resources = s->req.init_depth;
+	e->ev.param.conn.initiator_depth = s->req.resp_res;
+	e->ev.param.conn.flow_control = s->req.flow_ctrl;
+	e->ev.param.conn.retry_count = s->req.retry;
+	e->ev.param.conn.rnr_retry_count = s->req.rnr_retry;
+	e->ev.param.conn.srq = s->req.srq;
+	e->ev.param.conn.qp_num = s->req.qpn;
+	e->ev.id = id;
+	e->ev.listen_id = &l->id;
+	return 0;
+fail:
+	pthread_mutex_lock(&cm.lock);
+	if (e->req) {
+		struct cm_msg rej;
+
+		memset(&rej, 0, sizeof(rej));
+		rej.type = CM_MSG_REJ;
+		rej.reason = CM_REJ_CONSUMER;
+		cm_send_msg(e->req, &rej);
+		cm_sock_close(e->req);
+		e->req = NULL;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return -1;
+}
+
+int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
+{
+	struct cm_id *p = cm_id(id);
+	const void *pdata = NULL;
+	struct cm_msg m;
+	int len = 0, ret;
+
+	if (id->qp_type == IBV_QPT_UD) {
+		errno = ENOSYS;	/* SIDR comes with the UD issue */
+		return -1;
+	}
+	/* the real library reads conn_param->qp_num first and crashes */
+	if (!id->qp && !conn_param) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (cm_valid_param(p, conn_param))
+		return -1;
+	if (conn_param && conn_param->private_data) {
+		pdata = conn_param->private_data;
+		len = conn_param->private_data_len;
+	}
+	if (len > CM_REP_PDATA) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (conn_param && conn_param->initiator_depth != RDMA_MAX_INIT_DEPTH)
+		p->initiator_depth = conn_param->initiator_depth;
+	if (conn_param &&
+	    conn_param->responder_resources != RDMA_MAX_RESP_RES)
+		p->responder_resources = conn_param->responder_resources;
+
+	if (id->qp_type != IBV_QPT_UD) {
+		ret = cm_modify_qp_rtr(id, p->responder_resources);
+		if (ret)
+			return ret;
+		ret = cm_modify_qp_rts(id, p->initiator_depth);
+		if (ret)
+			return ret;
+	}
+	cm_fill_msg(p, &m, CM_MSG_REP, conn_param, pdata, len);
+	pthread_mutex_lock(&cm.lock);
+	if (p->state != CM_REQ_RCVD || !p->conn) {
+		pthread_mutex_unlock(&cm.lock);
+		cm_qp_to_err(id);
+		errno = p->state == CM_ERROR ? ECONNRESET : EINVAL;
+		return -1;
+	}
+	p->state = CM_ACCEPTED;
+	if (cm_send_msg(p->conn, &m)) {
+		p->state = CM_ERROR;
+		pthread_mutex_unlock(&cm.lock);
+		cm_qp_to_err(id);
+		errno = ECONNRESET;
+		return -1;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	if (id->qp_type == IBV_QPT_UD)
+		return 0;
+	return cm_complete(id);
+}
+
+static int cm_reject(struct rdma_cm_id *id, const void *pdata,
+		     uint8_t len, int reason)
+{
+	struct cm_id *p = cm_id(id);
+	struct cm_msg m;
+
+	if (len > CM_REJ_PDATA) {
+		errno = EINVAL;
+		return -1;
+	}
+	cm_fill_msg(p, &m, CM_MSG_REJ, NULL, pdata, pdata ? len : 0);
+	m.reason = reason;
+	pthread_mutex_lock(&cm.lock);
+	if (p->state != CM_REQ_RCVD || !p->conn) {
+		pthread_mutex_unlock(&cm.lock);
+		errno = EINVAL;
+		return -1;
+	}
+	p->state = CM_REJECTED;
+	cm_send_msg(p->conn, &m);
+	pthread_mutex_unlock(&cm.lock);
+	return 0;
+}
+
+int rdma_reject(struct rdma_cm_id *id, const void *private_data,
+		uint8_t private_data_len)
+{
+	return cm_reject(id, private_data, private_data_len, CM_REJ_CONSUMER);
+}
+
+int rdma_reject_ece(struct rdma_cm_id *id, const void *private_data,
+		    uint8_t private_data_len)
+{
+	return cm_reject(id, private_data, private_data_len,
+			 CM_REJ_VENDOR_ECE);
+}
+
+int rdma_establish(struct rdma_cm_id *id)
+{
+	struct cm_id *p = cm_id(id);
+	struct cm_msg m;
+
+	if (id->qp) {
+		errno = EINVAL;
+		return -1;
+	}
+	cm_fill_msg(p, &m, CM_MSG_RTU, NULL, NULL, 0);
+	pthread_mutex_lock(&cm.lock);
+	if (p->state != CM_REP_RCVD) {
+		pthread_mutex_unlock(&cm.lock);
+		errno = EINVAL;
+		return -1;
+	}
+	p->state = CM_CONNECTED;
+	cm_send_msg(cm_conn_of(p), &m);
+	pthread_mutex_unlock(&cm.lock);
+	return 0;
+}
+
+int rdma_disconnect(struct rdma_cm_id *id)
+{
+	struct cm_id *p = cm_id(id);
+	struct cm_msg m;
+	int wait = 0;
+
+	if (!id->verbs) {
+		errno = EINVAL;
+		return -1;
+	}
+	/* flush first, as ucma_shutdown does for IB/RoCE */
+	cm_qp_to_err(id);
+	pthread_mutex_lock(&cm.lock);
+	switch (p->state) {
+	case CM_ACCEPTED:
+	case CM_REP_RCVD:
+	case CM_CONNECTED:
+	case CM_CONNECTING:
+		cm_fill_msg(p, &m, CM_MSG_DREQ, NULL, NULL, 0);
+		p->state = CM_DISC_SENT;
+		if (!cm_conn_of(p) || cm_conn_of(p)->hup ||
+		    cm_send_msg(cm_conn_of(p), &m))
+			cm_queue_disconnected(p);
+		wait = 1;
+		break;
+	case CM_DISC_SENT:
+	case CM_DISCONNECTED:
+		/* a second disconnect succeeds quietly */
+		wait = !p->disc_fetched;
+		break;
+	default:
+		break;
+	}
+	pthread_mutex_unlock(&cm.lock);
+	return wait ? cm_complete(id) : 0;
+}
+
+int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
+{
+	struct cm_id *p = cm_id(id);
+
+	if (p->state != CM_ACCEPTED && p->state != CM_CONNECTED &&
+	    p->state != CM_REP_RCVD) {
+		errno = EINVAL;
+		return -1;
+	}
+	return 0;
+}
+
+int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
+		      int *qp_attr_mask)
+{
+	struct cm_id *p = cm_id(id);
+	enum ibv_qp_state state;
+
+	if (!qp_attr || !qp_attr_mask || !id->verbs) {
+		errno = EINVAL;
+		return -1;
+	}
+	state = qp_attr->qp_state;
+	memset(qp_attr, 0, sizeof(*qp_attr));
+	qp_attr->qp_state = state;
+	switch (state) {
+	case IBV_QPS_INIT:
+		qp_attr->pkey_index = 0;
+		qp_attr->port_num = id->port_num ? id->port_num : 1;
+		*qp_attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
+		if (id->qp_type == IBV_QPT_UD) {
+			qp_attr->qkey = id->ps == RDMA_PS_IPOIB ? 0 :
+					RDMA_UDP_QKEY;
+			*qp_attr_mask |= IBV_QP_QKEY;
+		} else {
+			qp_attr->qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
+				IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+			*qp_attr_mask |= IBV_QP_ACCESS_FLAGS;
+		}
+		return 0;
+	case IBV_QPS_RTR:
+		if (!p->remote_known || id->qp_type == IBV_QPT_UD)
+			break;
+		qp_attr->path_mtu = IBV_MTU_4096;
+		qp_attr->dest_qp_num = p->remote_qpn;
+		qp_attr->rq_psn = p->remote_psn;
+		qp_attr->max_dest_rd_atomic = p->responder_resources;
+		qp_attr->min_rnr_timer = 12;
+		qp_attr->ah_attr.is_global = 1;
+		qp_attr->ah_attr.port_num = id->port_num ? id->port_num : 1;
+		qp_attr->ah_attr.grh.dgid = id->route.addr.addr.ibaddr.dgid;
+		qp_attr->ah_attr.grh.hop_limit = 64;
+		*qp_attr_mask = IBV_QP_STATE | IBV_QP_AV | IBV_QP_PATH_MTU |
+				IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+				IBV_QP_MAX_DEST_RD_ATOMIC |
+				IBV_QP_MIN_RNR_TIMER;
+		return 0;
+	case IBV_QPS_RTS:
+		if (!p->remote_known || id->qp_type == IBV_QPT_UD)
+			break;
+		qp_attr->sq_psn = p->local_psn;
+		qp_attr->timeout = 14;
+		qp_attr->retry_cnt = 7;
+		qp_attr->rnr_retry = 7;
+		qp_attr->max_rd_atomic = p->initiator_depth;
+		*qp_attr_mask = IBV_QP_STATE | IBV_QP_TIMEOUT |
+				IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC;
+		return 0;
+	default:
+		break;
+	}
+	errno = EINVAL;
+	return -1;
+}
+
+/* Destroy the CQs and channels the library made for the id. */
+static void cm_destroy_cqs(struct cm_id *p)
+{
+	struct rdma_cm_id *id = &p->id;
+
+	if (p->own_recv_cq && id->recv_cq) {
+		ibv_destroy_cq(id->recv_cq);
+		if (id->recv_cq_channel)
+			ibv_destroy_comp_channel(id->recv_cq_channel);
+	}
+	if (p->own_send_cq && id->send_cq) {
+		ibv_destroy_cq(id->send_cq);
+		if (id->send_cq_channel)
+			ibv_destroy_comp_channel(id->send_cq_channel);
+	}
+	if (p->own_recv_cq) {
+		id->recv_cq = NULL;
+		id->recv_cq_channel = NULL;
+	}
+	if (p->own_send_cq) {
+		id->send_cq = NULL;
+		id->send_cq_channel = NULL;
+	}
+	p->own_recv_cq = p->own_send_cq = 0;
+}
+
+static int cm_create_cq(struct cm_id *p, int send, int cqe)
+{
+	struct rdma_cm_id *id = &p->id;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq;
+
+	ch = ibv_create_comp_channel(id->verbs);
+	if (!ch)
+		return -1;
+	cq = ibv_create_cq(id->verbs, cqe > 0 ? cqe : 1, id, ch, 0);
+	if (!cq) {
+		ibv_destroy_comp_channel(ch);
+		return -1;
+	}
+	if (send) {
+		id->send_cq_channel = ch;
+		id->send_cq = cq;
+		p->own_send_cq = 1;
+	} else {
+		id->recv_cq_channel = ch;
+		id->recv_cq = cq;
+		p->own_recv_cq = 1;
+	}
+	return 0;
+}
+
+int rdma_create_qp_ex(struct rdma_cm_id *id,
+		      struct ibv_qp_init_attr_ex *attr)
+{
+	struct cm_id *p = cm_id(id);
+	struct ibv_qp_attr qattr;
+	struct ibv_qp *qp;
+	int mask, ret;
+
+	if (!attr || id->qp) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (!(attr->comp_mask & IBV_QP_INIT_ATTR_PD) || !attr->pd) {
+		attr->comp_mask |= IBV_QP_INIT_ATTR_PD;
+		attr->pd = id->pd;
+	}
+	/* the real library crashes on an unbound id; fail cleanly */
+	if (!attr->pd || !id->verbs || attr->pd->context != id->verbs) {
+		errno = EINVAL;
+		return -1;
+	}
+	if ((id->send_cq && attr->send_cq && attr->send_cq != id->send_cq) ||
+	    (id->recv_cq && attr->recv_cq && attr->recv_cq != id->recv_cq)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (attr->qp_type == IBV_QPT_XRC_RECV ||
+	    attr->qp_type == IBV_QPT_XRC_SEND) {
+		errno = EOPNOTSUPP;
+		return -1;
+	}
+	if (!attr->recv_cq && !id->recv_cq &&
+	    cm_create_cq(p, 0, attr->cap.max_recv_wr))
+		goto err;
+	if (!attr->send_cq && !id->send_cq &&
+	    cm_create_cq(p, 1, attr->cap.max_send_wr))
+		goto err;
+	if (!attr->send_cq)
+		attr->send_cq = id->send_cq;
+	if (!attr->recv_cq)
+		attr->recv_cq = id->recv_cq;
+	if (!attr->srq && id->srq) {
+		attr->srq = id->srq;
+		attr->recv_cq = id->recv_cq;
+	}
+
+	qp = ibv_create_qp_ex(id->verbs, attr);
+	if (!qp)
+		goto err;
+
+	/* RC/UC to INIT; UD all the way to RTS */
+	qattr.qp_state = IBV_QPS_INIT;
+	ret = rdma_init_qp_attr(id, &qattr, &mask);
+	if (!ret)
+		ret = ibv_modify_qp(qp, &qattr, mask);
+	if (!ret && id->qp_type == IBV_QPT_UD) {
+		memset(&qattr, 0, sizeof(qattr));
+		qattr.qp_state = IBV_QPS_RTR;
+		ret = ibv_modify_qp(qp, &qattr, IBV_QP_STATE);
+		if (!ret) {
+			qattr.qp_state = IBV_QPS_RTS;
+			qattr.sq_psn = 0;
+			ret = ibv_modify_qp(qp, &qattr,
+					    IBV_QP_STATE | IBV_QP_SQ_PSN);
+		}
+	}
+	if (ret) {
+		ibv_destroy_qp(qp);
+		errno = ret > 0 ? ret : errno;
+		goto err;
+	}
+	id->pd = qp->pd;
+	pthread_mutex_lock(&cm.lock);
+	id->qp = qp;
+	pthread_mutex_unlock(&cm.lock);
+	return 0;
+err:
+	ret = errno;
+	cm_destroy_cqs(p);
+	errno = ret;
+	return -1;
+}
+
+int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
+		   struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct ibv_qp_init_attr_ex ex;
+	int ret;
+
+	if (!qp_init_attr) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(&ex, 0, sizeof(ex));
+	memcpy(&ex, qp_init_attr, sizeof(*qp_init_attr));
+	ex.comp_mask = IBV_QP_INIT_ATTR_PD;
+	ex.pd = pd ? pd : id->pd;
+	ret = rdma_create_qp_ex(id, &ex);
+	if (ret)
+		return ret;
+	memcpy(qp_init_attr, &ex, sizeof(*qp_init_attr));
+	return 0;
+}
+
+void rdma_destroy_qp(struct rdma_cm_id *id)
+{
+	struct ibv_qp *qp;
+
+	pthread_mutex_lock(&cm.lock);
+	qp = id->qp;
+	id->qp = NULL;
+	pthread_mutex_unlock(&cm.lock);
+	/* the real library crashes on a NULL QP; do nothing */
+	if (!qp)
+		return;
+	ibv_destroy_qp(qp);
+	if (!(id->srq && id->qp_type == IBV_QPT_XRC_RECV))
+		cm_destroy_cqs(cm_id(id));
+}
+
+int rdma_create_srq_ex(struct rdma_cm_id *id,
+		       struct ibv_srq_init_attr_ex *attr)
+{
+	struct ibv_srq_init_attr sattr;
+	struct ibv_srq *srq;
+	struct ibv_pd *pd;
+
+	if (!attr || !(attr->comp_mask & IBV_SRQ_INIT_ATTR_TYPE)) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (attr->srq_type != IBV_SRQT_BASIC) {
+		errno = EOPNOTSUPP;	/* XRC comes with a later issue */
+		return -1;
+	}
+	pd = (attr->comp_mask & IBV_SRQ_INIT_ATTR_PD) && attr->pd ?
+	     attr->pd : id->pd;
+	if (!pd) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(&sattr, 0, sizeof(sattr));
+	sattr.srq_context = attr->srq_context;
+	sattr.attr = attr->attr;
+	srq = ibv_create_srq(pd, &sattr);
+	if (!srq)
+		return -1;
+	attr->attr = sattr.attr;
+	id->srq = srq;
+	if (!id->pd)
+		id->pd = pd;
+	return 0;
+}
+
+int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
+		    struct ibv_srq_init_attr *attr)
+{
+	struct ibv_srq_init_attr_ex ex;
+	int ret;
+
+	if (!attr) {
+		errno = EINVAL;
+		return -1;
+	}
+	memset(&ex, 0, sizeof(ex));
+	ex.srq_context = attr->srq_context;
+	ex.attr = attr->attr;
+	ex.comp_mask = IBV_SRQ_INIT_ATTR_TYPE | IBV_SRQ_INIT_ATTR_PD;
+	ex.srq_type = id->qp_type == IBV_QPT_XRC_RECV ? IBV_SRQT_XRC :
+			IBV_SRQT_BASIC;
+	ex.pd = pd ? pd : id->pd;
+	ret = rdma_create_srq_ex(id, &ex);
+	if (!ret)
+		attr->attr = ex.attr;
+	return ret;
+}
+
+void rdma_destroy_srq(struct rdma_cm_id *id)
+{
+	struct ibv_srq *srq = id->srq;
+
+	if (!srq)
+		return;
+	ibv_destroy_srq(srq);
+	id->srq = NULL;
+	cm_destroy_cqs(cm_id(id));
+}
+
+int rdma_set_local_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	if (!id || id->qp || !ece || !ece->vendor_id || ece->comp_mask) {
+		errno = EINVAL;
+		return -1;
+	}
+	cm_id(id)->local_ece = *ece;
+	return 0;
+}
+
+int rdma_get_remote_ece(struct rdma_cm_id *id, struct ibv_ece *ece)
+{
+	if (!id || id->qp || !ece) {
+		errno = EINVAL;
+		return -1;
+	}
+	*ece = cm_id(id)->remote_ece;
+	return 0;
+}

@@ -1,0 +1,501 @@
+/*
+ * tests/programs/cm_semantics.c: behaviour of the loopback librdmacm that
+ * the rdmacm-utils pairs do not reach: channel fds (cloexec, non-blocking,
+ * pollable), the errors programs print (ADDR_ERROR -19, REJECTED 8),
+ * private-data limits and padded lengths, CONNECT_REQUEST children,
+ * CONNECT_RESPONSE + rdma_establish, one DISCONNECTED per side, reject,
+ * synchronous ids, event dropping on destroy, migration, destroy and
+ * migrate waiting for acks, and peer death (a child process that exits
+ * while connected).
+ *
+ * Runs against the in-tree librdmacm.la; an alarm turns any hang into a
+ * failure.
+ */
+#include <config.h>
+
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <arpa/inet.h>
+#include <sys/wait.h>
+#include <rdma/rdma_cma.h>
+
+static int failures;
+static const char *self;
+
+#define CHECK(cond) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "%s:%d: FAIL: %s (errno %d)\n",		\
+			__FILE__, __LINE__, #cond, errno);		\
+		failures++;						\
+	}								\
+} while (0)
+
+#define REQUIRE(cond) do {						\
+	if (!(cond)) {							\
+		fprintf(stderr, "%s:%d: FATAL: %s (errno %d)\n",	\
+			__FILE__, __LINE__, #cond, errno);		\
+		exit(1);						\
+	}								\
+} while (0)
+
+static struct sockaddr_in addr(const char *ip, int port)
+{
+	struct sockaddr_in sin;
+
+	memset(&sin, 0, sizeof(sin));
+	sin.sin_family = AF_INET;
+	sin.sin_port = htons(port);
+	inet_pton(AF_INET, ip, &sin.sin_addr);
+	return sin;
+}
+
+/* Next event on ch, which must be of type t (blocking). */
+static struct rdma_cm_event *expect(struct rdma_event_channel *ch,
+				    enum rdma_cm_event_type t)
+{
+	struct rdma_cm_event *e;
+
+	REQUIRE(rdma_get_cm_event(ch, &e) == 0);
+	if (e->event != t) {
+		fprintf(stderr, "FAIL: got %s (status %d), want %s\n",
+			rdma_event_str(e->event), e->status, rdma_event_str(t));
+		exit(1);
+	}
+	return e;
+}
+
+static int nothing_pending(struct rdma_event_channel *ch)
+{
+	struct rdma_cm_event *e;
+	int fl = fcntl(ch->fd, F_GETFL), ret;
+
+	fcntl(ch->fd, F_SETFL, fl | O_NONBLOCK);
+	ret = rdma_get_cm_event(ch, &e);
+	fcntl(ch->fd, F_SETFL, fl);
+	if (ret == 0) {
+		fprintf(stderr, "unexpected %s\n", rdma_event_str(e->event));
+		rdma_ack_cm_event(e);
+		return 0;
+	}
+	return errno == EAGAIN;
+}
+
+static int readable(struct rdma_event_channel *ch)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+
+	return poll(&pfd, 1, 0) == 1;
+}
+
+/* An async id resolved to 127.0.0.1:port, route resolved. */
+static struct rdma_cm_id *resolved(struct rdma_event_channel *ch, int port)
+{
+	struct sockaddr_in dst = addr("127.0.0.1", port);
+	struct rdma_cm_id *id;
+
+	REQUIRE(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0);
+	REQUIRE(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
+				  2000) == 0);
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	CHECK(id->verbs && id->pd && id->port_num == 1);
+	REQUIRE(rdma_resolve_route(id, 2000) == 0);
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	CHECK(id->route.num_paths == 1 && id->route.path_rec);
+	return id;
+}
+
+static struct rdma_cm_id *listener(struct rdma_event_channel *ch, int port,
+				   void *ctx)
+{
+	struct sockaddr_in sin = addr("127.0.0.1", port);
+	struct rdma_cm_id *id;
+
+	REQUIRE(rdma_create_id(ch, &id, ctx, RDMA_PS_TCP) == 0);
+	REQUIRE(rdma_bind_addr(id, (struct sockaddr *)&sin) == 0);
+	CHECK(ntohs(rdma_get_src_port(id)) == port);
+	REQUIRE(rdma_listen(id, 0) == 0);
+	return id;
+}
+
+static void test_channel(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_cm_event *e;
+	struct pollfd pfd;
+
+	REQUIRE(ch);
+	CHECK(fcntl(ch->fd, F_GETFD) & FD_CLOEXEC);
+	CHECK(nothing_pending(ch));
+	pfd.fd = ch->fd;
+	pfd.events = POLLIN;
+	CHECK(poll(&pfd, 1, 0) == 0);
+	errno = 0;
+	CHECK(rdma_ack_cm_event(NULL) == -1 && errno == EINVAL);
+	errno = 0;
+	CHECK(rdma_get_cm_event(ch, NULL) == -1 && errno == EINVAL);
+	(void)e;
+	rdma_destroy_event_channel(ch);
+}
+
+static void test_addr_error(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in dst = addr("192.0.2.1", 7000);
+	struct rdma_cm_event *e;
+	struct rdma_cm_id *id;
+	struct pollfd pfd;
+
+	REQUIRE(ch && rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0);
+	REQUIRE(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
+				  2000) == 0);
+	pfd.fd = ch->fd;
+	pfd.events = POLLIN;
+	CHECK(poll(&pfd, 1, 5000) == 1);
+	e = expect(ch, RDMA_CM_EVENT_ADDR_ERROR);
+	CHECK(e->status == -ENODEV && e->id == id && !e->listen_id);
+	rdma_ack_cm_event(e);
+	CHECK(rdma_destroy_id(id) == 0);
+	rdma_destroy_event_channel(ch);
+}
+
+static void test_no_listener(int port)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_conn_param param = { .responder_resources = 1,
+					 .initiator_depth = 1 };
+	struct rdma_cm_event *e;
+	struct rdma_cm_id *id = resolved(ch, port);
+
+	errno = 0;
+	CHECK(rdma_connect(id, NULL) == -1 && errno == EINVAL);
+	REQUIRE(rdma_connect(id, &param) == 0);
+	e = expect(ch, RDMA_CM_EVENT_REJECTED);
+	CHECK(e->status == 8);
+	rdma_ack_cm_event(e);
+	CHECK(rdma_destroy_id(id) == 0);
+	rdma_destroy_event_channel(ch);
+}
+
+static void test_connect(int port)
+{
+	struct rdma_event_channel *lch = rdma_create_event_channel();
+	struct rdma_event_channel *cch = rdma_create_event_channel();
+	struct rdma_conn_param param;
+	struct rdma_cm_event *req, *e;
+	struct rdma_cm_id *l, *c, *child;
+	unsigned char pd[256];
+	int ctx, i;
+
+	for (i = 0; i < 256; i++)
+		pd[i] = i + 1;
+	l = listener(lch, port, &ctx);
+	c = resolved(cch, port);
+
+	memset(&param, 0, sizeof(param));
+	param.responder_resources = param.initiator_depth = 1;
+	param.private_data = pd;
+	param.private_data_len = 57;
+	errno = 0;
+	CHECK(rdma_connect(c, &param) == -1 && errno == EINVAL);
+	param.private_data_len = 56;
+	REQUIRE(rdma_connect(c, &param) == 0);
+
+	req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	child = req->id;
+	CHECK(req->listen_id == l && child != l);
+	CHECK(child->context == &ctx && child->ps == RDMA_PS_TCP);
+	CHECK(child->qp_type == IBV_QPT_RC && child->channel == lch);
+	CHECK(child->verbs && child->pd);
+	CHECK(req->param.conn.private_data_len == 56 &&
+	      !memcmp(req->param.conn.private_data, pd, 56));
+
+	errno = 0;
+	CHECK(rdma_accept(child, NULL) == -1 && errno == EINVAL);
+	memset(&param, 0, sizeof(param));
+	param.responder_resources = param.initiator_depth = 1;
+	param.qp_num = 0x123;
+	param.private_data = pd;
+	param.private_data_len = 197;
+	errno = 0;
+	CHECK(rdma_accept(child, &param) == -1 && errno == EINVAL);
+	param.private_data_len = 196;
+	REQUIRE(rdma_accept(child, &param) == 0);
+
+	/* no QP on the active side: CONNECT_RESPONSE, then establish */
+	e = expect(cch, RDMA_CM_EVENT_CONNECT_RESPONSE);
+	CHECK(e->id == c && e->param.conn.qp_num == 0x123);
+	CHECK(e->param.conn.private_data_len == 196 &&
+	      !memcmp(e->param.conn.private_data, pd, 196));
+	rdma_ack_cm_event(e);
+	REQUIRE(rdma_establish(c) == 0);
+	rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_ESTABLISHED));
+
+	/* exactly one DISCONNECTED each; a second disconnect is quiet */
+	REQUIRE(rdma_disconnect(c) == 0);
+	e = expect(lch, RDMA_CM_EVENT_DISCONNECTED);
+	CHECK(e->id == child);
+	rdma_ack_cm_event(e);
+	e = expect(cch, RDMA_CM_EVENT_DISCONNECTED);
+	CHECK(e->id == c);
+	rdma_ack_cm_event(e);
+	CHECK(rdma_disconnect(child) == 0);
+	CHECK(rdma_disconnect(c) == 0);
+	CHECK(nothing_pending(lch));
+	CHECK(nothing_pending(cch));
+
+	/* the CONNECT_REQUEST is charged to the listener, not the child */
+	CHECK(rdma_destroy_id(child) == 0);
+	rdma_ack_cm_event(req);
+	CHECK(rdma_destroy_id(c) == 0);
+	CHECK(rdma_destroy_id(l) == 0);
+	rdma_destroy_event_channel(lch);
+	rdma_destroy_event_channel(cch);
+}
+
+static void test_reject(int port)
+{
+	struct rdma_event_channel *lch = rdma_create_event_channel();
+	struct rdma_event_channel *cch = rdma_create_event_channel();
+	struct rdma_conn_param param = { .responder_resources = 1,
+					 .initiator_depth = 1 };
+	struct rdma_cm_id *l = listener(lch, port, NULL);
+	struct rdma_cm_id *c = resolved(cch, port);
+	struct rdma_cm_event *req, *e;
+	char big[149] = "no";
+
+	REQUIRE(rdma_connect(c, &param) == 0);
+	req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	errno = 0;
+	CHECK(rdma_reject(req->id, big, 149) == -1 && errno == EINVAL);
+	CHECK(rdma_reject(req->id, "nope", 5) == 0);
+	e = expect(cch, RDMA_CM_EVENT_REJECTED);
+	CHECK(e->status == 28 && e->param.conn.private_data_len == 148 &&
+	      !memcmp(e->param.conn.private_data, "nope", 5));
+	rdma_ack_cm_event(e);
+	CHECK(rdma_destroy_id(req->id) == 0);
+	rdma_ack_cm_event(req);
+	CHECK(rdma_destroy_id(c) == 0);
+	CHECK(rdma_destroy_id(l) == 0);
+	rdma_destroy_event_channel(lch);
+	rdma_destroy_event_channel(cch);
+}
+
+static void test_sync(int port)
+{
+	struct sockaddr_in dst = addr("127.0.0.1", port);
+	struct rdma_conn_param param = { .responder_resources = 1,
+					 .initiator_depth = 1 };
+	struct rdma_cm_id *id;
+
+	REQUIRE(rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) == 0);
+	CHECK(id->channel != NULL);
+	REQUIRE(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
+				  2000) == 0);
+	CHECK(id->event && id->event->event == RDMA_CM_EVENT_ADDR_RESOLVED);
+	REQUIRE(rdma_resolve_route(id, 2000) == 0);
+	CHECK(id->event && id->event->event == RDMA_CM_EVENT_ROUTE_RESOLVED);
+	errno = 0;
+	CHECK(rdma_migrate_id(id, NULL) == -1 && errno == EINVAL);
+	errno = 0;
+	CHECK(rdma_connect(id, &param) == -1 && errno == ECONNREFUSED);
+	CHECK(id->event && id->event->event == RDMA_CM_EVENT_REJECTED);
+	CHECK(rdma_destroy_id(id) == 0);
+}
+
+static void test_drop_and_migrate(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *ch2 = rdma_create_event_channel();
+	struct sockaddr_in dst = addr("127.0.0.1", 9);
+	struct rdma_cm_event *e;
+	struct rdma_cm_id *id, *l;
+
+	/* never-fetched events go with the id */
+	REQUIRE(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0);
+	REQUIRE(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
+				  2000) == 0);
+	CHECK(readable(ch));
+	CHECK(rdma_destroy_id(id) == 0);
+	CHECK(!readable(ch));
+	CHECK(nothing_pending(ch));
+
+	/* queued events move with a migrated id */
+	REQUIRE(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0);
+	REQUIRE(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
+				  2000) == 0);
+	REQUIRE(rdma_migrate_id(id, ch2) == 0);
+	CHECK(id->channel == ch2);
+	CHECK(!readable(ch) && readable(ch2));
+	CHECK(nothing_pending(ch));
+	e = expect(ch2, RDMA_CM_EVENT_ADDR_RESOLVED);
+	CHECK(e->id == id);
+	rdma_ack_cm_event(e);
+	CHECK(rdma_destroy_id(id) == 0);
+
+	/* rdma_get_request needs a synchronous listener */
+	REQUIRE(rdma_create_id(ch, &l, NULL, RDMA_PS_TCP) == 0);
+	errno = 0;
+	CHECK(rdma_get_request(l, &id) == -1 && errno == EINVAL);
+	CHECK(rdma_destroy_id(l) == 0);
+	rdma_destroy_event_channel(ch);
+	rdma_destroy_event_channel(ch2);
+}
+
+struct destroyer {
+	struct rdma_cm_id *id;
+	struct rdma_event_channel *to;	/* migrate there instead */
+	int fd;
+};
+
+static void *destroy_thread(void *arg)
+{
+	struct destroyer *d = arg;
+	char c = 1;
+
+	if (d->to)
+		rdma_migrate_id(d->id, d->to);
+	else
+		rdma_destroy_id(d->id);
+	if (write(d->fd, &c, 1) != 1)
+		abort();
+	return NULL;
+}
+
+/*
+ * destroy and migrate wait for the acks of the id's fetched events.  A
+ * correct library can only pass; a wrong one is caught when it returns
+ * within the observation window.
+ */
+static void test_wait_for_ack(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *ch2 = rdma_create_event_channel();
+	struct sockaddr_in dst = addr("127.0.0.1", 9);
+	struct destroyer d;
+	struct rdma_cm_event *e;
+	struct pollfd pfd;
+	pthread_t t;
+	int pfds[2], round;
+	char c;
+
+	REQUIRE(ch && ch2 && pipe(pfds) == 0);
+	for (round = 0; round < 2; round++) {
+		REQUIRE(rdma_create_id(ch, &d.id, NULL, RDMA_PS_TCP) == 0);
+		REQUIRE(rdma_resolve_addr(d.id, NULL, (struct sockaddr *)&dst,
+					  2000) == 0);
+		e = expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+		d.to = round ? ch2 : NULL;
+		d.fd = pfds[1];
+		REQUIRE(pthread_create(&t, NULL, destroy_thread, &d) == 0);
+		pfd.fd = pfds[0];
+		pfd.events = POLLIN;
+		CHECK(poll(&pfd, 1, 200) == 0);	/* still waiting */
+		rdma_ack_cm_event(e);
+		CHECK(poll(&pfd, 1, 10000) == 1);
+		REQUIRE(read(pfds[0], &c, 1) == 1);
+		pthread_join(t, NULL);
+		if (d.to) {
+			CHECK(d.id->channel == ch2);
+			CHECK(rdma_destroy_id(d.id) == 0);
+		}
+	}
+	close(pfds[0]);
+	close(pfds[1]);
+	rdma_destroy_event_channel(ch);
+	rdma_destroy_event_channel(ch2);
+}
+
+/* Child process: connect, establish, then die without disconnecting. */
+static int peer_main(int port)
+{
+	struct sockaddr_in dst = addr("127.0.0.1", port);
+	struct rdma_conn_param param = { .responder_resources = 1,
+					 .initiator_depth = 1 };
+	struct rdma_cm_id *id;
+
+	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP) ||
+	    rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst, 2000) ||
+	    rdma_resolve_route(id, 2000) || rdma_connect(id, &param) ||
+	    id->event->event != RDMA_CM_EVENT_CONNECT_RESPONSE ||
+	    rdma_establish(id))
+		return 2;
+	_exit(0);
+}
+
+static void test_peer_death(int port)
+{
+	struct rdma_event_channel *lch = rdma_create_event_channel();
+	struct rdma_conn_param param = { .responder_resources = 1,
+					 .initiator_depth = 1,
+					 .qp_num = 0x42 };
+	struct rdma_cm_id *l = listener(lch, port, NULL);
+	struct rdma_cm_event *req, *e;
+	char arg[16];
+	int st;
+	pid_t pid;
+
+	snprintf(arg, sizeof(arg), "%d", port);
+	pid = fork();
+	REQUIRE(pid >= 0);
+	if (!pid) {
+		execl("/proc/self/exe", self, "--peer", arg, (char *)NULL);
+		_exit(3);
+	}
+	/* a peer that failed to start must not leave us waiting */
+	for (;;) {
+		struct pollfd pfd = { .fd = lch->fd, .events = POLLIN };
+
+		if (poll(&pfd, 1, 100) == 1)
+			break;
+		if (waitpid(pid, &st, WNOHANG) == pid) {
+			fprintf(stderr, "FAIL: peer exited early (%d)\n", st);
+			exit(1);
+		}
+	}
+	req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	REQUIRE(rdma_accept(req->id, &param) == 0);
+	rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_ESTABLISHED));
+	e = expect(lch, RDMA_CM_EVENT_DISCONNECTED);
+	CHECK(e->id == req->id);
+	rdma_ack_cm_event(e);
+	CHECK(nothing_pending(lch));
+	REQUIRE(waitpid(pid, &st, 0) == pid);
+	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
+	CHECK(rdma_destroy_id(req->id) == 0);
+	rdma_ack_cm_event(req);
+	CHECK(rdma_destroy_id(l) == 0);
+	rdma_destroy_event_channel(lch);
+}
+
+int main(int argc, char **argv)
+{
+	char ns[64];
+
+	self = argv[0];
+	if (argc == 3 && !strcmp(argv[1], "--peer"))
+		return peer_main(atoi(argv[2]));
+	alarm(60);
+	snprintf(ns, sizeof(ns), "rdmacheck-sem-%d", (int)getpid());
+	setenv("RDMACHECK_LOOPBACK_NS", ns, 1);
+
+	test_channel();
+	test_addr_error();
+	test_no_listener(7471);
+	test_connect(7472);
+	test_reject(7473);
+	test_sync(7474);
+	test_drop_and_migrate();
+	test_wait_for_ack();
+	test_peer_death(7475);
+	if (failures)
+		fprintf(stderr, "cm_semantics: %d failure(s)\n", failures);
+	else
+		printf("cm_semantics: ok\n");
+	return failures ? 1 : 0;
+}

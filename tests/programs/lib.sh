@@ -1,0 +1,249 @@
+# tests/programs/lib.sh: common code of the rdmacm-utils pair tests, sourced
+# by every tests/programs/*.sh.  Runs a server and a client program on the
+# loopback backend (LD_LIBRARY_PATH=$RDMACHECK_LOOPBACK_DIR), each pair in
+# its own RDMACHECK_LOOPBACK_NS, and again under the rdmacheck shim when it
+# has been built, asserting on exit codes, output lines and JSON reports.
+#
+# Environment (from the top Makefile.am): RDMACHECK_LOOPBACK_DIR,
+# RDMACHECK_SHIM, JQ, top_srcdir, top_builddir.
+
+lo_name=$(basename "$0" .sh)
+lo_fail=0
+lo_seq=0
+lo_timeout=${LO_TIMEOUT:-30}
+
+lo_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdmacheck-$lo_name.XXXXXX") || exit 99
+lo_cleanup()
+{
+	# servers that never exit are killed by lo_pair; this is the backstop
+	if [ -n "${lo_spid:-}" ]; then
+		kill "$lo_spid" 2>/dev/null
+		wait "$lo_spid" 2>/dev/null
+	fi
+	if [ "$lo_fail" = 0 ] && [ -z "${LO_KEEP:-}" ]; then
+		rm -rf "$lo_dir"
+	else
+		echo "$lo_name: outputs kept in $lo_dir"
+	fi
+}
+trap lo_cleanup EXIT
+
+lo_log()
+{
+	echo "$lo_name: $*"
+}
+
+# lo_need PROG...: skip the test (77) when rdmacm-utils is not installed.
+lo_need()
+{
+	for p in "$@"; do
+		if ! command -v "$p" >/dev/null 2>&1; then
+			lo_log "SKIP: $p not installed (rdmacm-utils)"
+			exit 77
+		fi
+	done
+	if [ -z "${RDMACHECK_LOOPBACK_DIR:-}" ] ||
+	   [ ! -e "$RDMACHECK_LOOPBACK_DIR/librdmacm.so.1" ] ||
+	   [ ! -e "$RDMACHECK_LOOPBACK_DIR/libibverbs.so.1" ]; then
+		lo_log "FAIL: loopback libraries not built in" \
+		       "'${RDMACHECK_LOOPBACK_DIR:-}'"
+		exit 1
+	fi
+}
+
+# lo_wait_listen NS PS PORT PID: poll /proc/net/unix (bounded) until the
+# server listens on @NS/cm/PS/PORT; fail early if the server died.
+lo_wait_listen()
+{
+	_name="@$1/cm/$2/$3"
+	_i=0
+	while [ "$_i" -lt 1000 ]; do
+		# Flags 00010000 = listening
+		if awk -v n="$_name" '$4 == "00010000" && $8 == n { f = 1 }
+		    END { exit !f }' /proc/net/unix; then
+			return 0
+		fi
+		kill -0 "$4" 2>/dev/null || return 1
+		sleep 0.01
+		_i=$((_i + 1))
+	done
+	return 1
+}
+
+# lo_expect FILE REGEX...: every extended regex must match a line of FILE.
+lo_expect()
+{
+	_f=$1
+	shift
+	_ok=0
+	for _re in "$@"; do
+		if ! grep -Eq -- "$_re" "$_f"; then
+			lo_log "  missing /$_re/ in $(basename "$_f")"
+			_ok=1
+		fi
+	done
+	return $_ok
+}
+
+lo_show()
+{
+	for _f in "$@"; do
+		[ -s "$_f" ] || continue
+		echo "---- $_f"
+		tail -n 40 "$_f"
+	done
+}
+
+# lo_check_reports DIR SIDE: the JSON report(s) the shim wrote for SIDE
+# (server or client) exist, parse and have no findings (with LO_SUPPRESS:
+# no unsuppressed findings).
+lo_check_reports()
+{
+	_rdir=$1
+	_side=$2
+	_want=1
+	_n=0
+	_bad=0
+	_q='.findings | length == 0'
+	[ -n "${LO_SUPPRESS:-}" ] &&
+		_q='[.findings[] | select(.suppressed | not)] | length == 0'
+	for _r in "$_rdir/$_side".*.json; do
+		[ -e "$_r" ] || continue
+		_n=$((_n + 1))
+		if ! "$JQ" -e "$_q" "$_r" >/dev/null; then
+			lo_log "  findings in $_r:"
+			"$JQ" '.findings' "$_r" 2>&1 | head -n 60
+			_bad=1
+		fi
+	done
+	if [ "$_n" -lt "$_want" ]; then
+		lo_log "  no JSON report of the $_side in $_rdir"
+		_bad=1
+	fi
+	return $_bad
+}
+
+# lo_run_pair MODE LABEL: one run of $LO_SERVER / $LO_CLIENT (word-split
+# command lines) in MODE "plain" or "shim".
+#   LO_PS, LO_PORT      listener to wait for (e.g. tcp 7471)
+#   LO_KILL_SERVER=1    the server never exits: kill it after the client
+#   LO_SERVER_EXPECT, LO_CLIENT_EXPECT  newline-separated regexes
+#   LO_CLIENT_REJECT    a regex no client output line may match
+#   LO_SUPPRESS         shim suppression lines (RULE:PATTERN) for known
+#                       bugs of the programs themselves
+lo_run_pair()
+{
+	_mode=$1
+	_label=$2
+	lo_seq=$((lo_seq + 1))
+	_d="$lo_dir/$lo_seq-$_mode"
+	mkdir -p "$_d"
+	_ns="rdmacheck-test-$$-$lo_name-$lo_seq"
+	_ldp="$RDMACHECK_LOOPBACK_DIR${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
+	if [ "$_mode" = shim ]; then
+		_pre="$RDMACHECK_SHIM${LD_PRELOAD:+ $LD_PRELOAD}"
+		_sup=
+		if [ -n "${LO_SUPPRESS:-}" ]; then
+			printf '%s\n' "$LO_SUPPRESS" >"$_d/suppressions"
+			_sup=":suppressions=$_d/suppressions"
+		fi
+		_opt_s="json=$_d/server.%p.json$_sup"
+		_opt_c="json=$_d/client.%p.json$_sup"
+	else
+		_pre=${LD_PRELOAD:-}
+		_opt_s=${RDMACHECK_OPTIONS:-}
+		_opt_c=$_opt_s
+	fi
+	_status=0
+
+	# only the programs get the environment, not timeout(1)
+	# shellcheck disable=SC2086
+	timeout "$lo_timeout" env RDMACHECK_LOOPBACK_NS="$_ns" \
+		LD_LIBRARY_PATH="$_ldp" LD_PRELOAD="$_pre" \
+		RDMACHECK_OPTIONS="$_opt_s" $LO_SERVER >"$_d/server.out" \
+		2>"$_d/server.err" &
+	lo_spid=$!
+	if ! lo_wait_listen "$_ns" "$LO_PS" "$LO_PORT" "$lo_spid"; then
+		lo_log "FAIL [$_mode] $_label: server never listened"
+		{ kill "$lo_spid"; } 2>/dev/null
+		_status=1
+	else
+		# shellcheck disable=SC2086
+		timeout "$lo_timeout" env RDMACHECK_LOOPBACK_NS="$_ns" \
+			LD_LIBRARY_PATH="$_ldp" LD_PRELOAD="$_pre" \
+			RDMACHECK_OPTIONS="$_opt_c" $LO_CLIENT \
+			>"$_d/client.out" 2>"$_d/client.err"
+		_crc=$?
+		if [ "$_crc" -ne 0 ]; then
+			lo_log "FAIL [$_mode] $_label: client exited $_crc"
+			_status=1
+		fi
+	fi
+	if [ "${LO_KILL_SERVER:-0}" = 1 ]; then
+		if ! kill -0 "$lo_spid" 2>/dev/null; then
+			wait "$lo_spid"
+			lo_log "FAIL [$_mode] $_label: server died" \
+			       "(exit $?) before it was killed"
+			_status=1
+		else
+			{ kill "$lo_spid"; wait "$lo_spid"; } 2>/dev/null
+		fi
+	else
+		wait "$lo_spid"
+		_src=$?
+		if [ "$_src" -ne 0 ]; then
+			lo_log "FAIL [$_mode] $_label: server exited $_src"
+			_status=1
+		fi
+	fi
+	lo_spid=
+
+	_old_ifs=$IFS
+	IFS='
+'
+	# shellcheck disable=SC2086
+	lo_expect "$_d/server.out" ${LO_SERVER_EXPECT:-} || _status=1
+	# shellcheck disable=SC2086
+	lo_expect "$_d/client.out" ${LO_CLIENT_EXPECT:-} || _status=1
+	IFS=$_old_ifs
+	if [ -n "${LO_CLIENT_REJECT:-}" ] &&
+	   grep -Eq -- "$LO_CLIENT_REJECT" "$_d/client.out"; then
+		lo_log "  client output matches /$LO_CLIENT_REJECT/"
+		_status=1
+	fi
+
+	if [ "$_mode" = shim ] && [ "$_status" = 0 ]; then
+		lo_check_reports "$_d" client || _status=1
+		# a killed server's report (if any) lists what it still held
+		if [ "${LO_KILL_SERVER:-0}" != 1 ]; then
+			lo_check_reports "$_d" server || _status=1
+		fi
+	fi
+
+	if [ "$_status" = 0 ]; then
+		lo_log "ok [$_mode] $_label"
+	else
+		lo_show "$_d/server.out" "$_d/server.err" "$_d/client.out" \
+			"$_d/client.err"
+		lo_fail=1
+	fi
+}
+
+# lo_pair LABEL: run the pair plainly, then under the shim if it exists.
+lo_pair()
+{
+	lo_run_pair plain "$1"
+	if [ -n "${RDMACHECK_SHIM:-}" ] && [ -e "$RDMACHECK_SHIM" ]; then
+		if [ -z "${JQ:-}" ] || [ "$JQ" = no ]; then
+			lo_log "FAIL: jq is needed to check the shim's reports"
+			lo_fail=1
+		else
+			lo_run_pair shim "$1"
+		fi
+	fi
+}
+
+lo_done()
+{
+	exit "$lo_fail"
+}
