@@ -71,6 +71,25 @@ int rdma_create_id(struct rdma_event_channel *channel,
 	return ret;
 }
 
+/* id->srq still set: the SRQ rdmacm made for the id leaks. */
+static void check_srq(struct rc_call *c, const struct rc_obj *o)
+{
+	struct ibv_srq *srq = RC_ID(o)->srq;
+	struct rc_finding f;
+	struct rc_obj q;
+
+	if (!srq || !rc_reg_get((uintptr_t)srq, &q) || q.kind != RC_K_SRQ ||
+	    q.destroyed)
+		return;
+	rc_finding_init(&f, RC_R_ID_DESTROY_WITH_SRQ, c,
+			"%s(%p): the cm id still has SRQ %p, which leaks "
+			"(call rdma_destroy_srq first)",
+			rc_fn_info[c->fn].name, (void *)o->handle, (void *)srq);
+	rc_finding_add(&f, o, NULL);
+	rc_finding_add(&f, &q, NULL);
+	rc_report(&f);
+}
+
 /* id->qp still set, and not taken away with ibv_destroy_qp? */
 static void check_qp(struct rc_call *c, const struct rc_obj *o)
 {
@@ -123,8 +142,10 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		if (o.handle && !rc_ledger_check_unacked(&c, &o,
 				RC_R_ID_DESTROY_WITH_UNACKED_EVENTS))
 			return -1;
-		if (o.handle)
+		if (o.handle) {
 			check_qp(&c, &o);
+			check_srq(&c, &o);
+		}
 		if (o.handle && (o.flags & RC_F_EP)) {
 			rc_finding_init(&f,
 				RC_R_ENDPOINT_DESTROYED_WITH_DESTROY_ID, &c,

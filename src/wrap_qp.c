@@ -3,12 +3,14 @@
  * _ex variant it calls), destruction with rdma_destroy_qp, and QPs taken
  * away behind rdmacm's back with ibv_destroy_qp (rping does that before
  * rdma_destroy_id).  Checks create-qp-twice, create-qp-unbound,
- * destroy-qp-without-qp and library-object-destroyed-by-user.
+ * destroy-qp-without-qp and library-object-destroyed-by-user.  SRQs made
+ * through rdmacm likewise: destroy-srq-without-srq, destroy-srq-before-qp.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
 #include <rdma/rdma_cma.h>
+#include <rdma/rdma_verbs.h>
 
 #include "options.h"
 #include "wrap.h"
@@ -45,15 +47,16 @@ static bool check_create(struct rc_call *c, struct rdma_cm_id *id,
 	return true;
 }
 
-/* After a successful create: the id's QP joins the registry. */
-static void track_qp(struct rc_call *c, struct rdma_cm_id *id)
+/* After a successful create: the id's QP or SRQ joins the registry. */
+static void track_owned(struct rc_call *c, struct rdma_cm_id *id,
+			enum rc_kind kind, void *h)
 {
 	struct rc_obj q, o;
 
-	if (!id->qp || (rc_reg_get((uintptr_t)id->qp, &q) &&
-			q.kind == RC_K_QP && !q.destroyed))
+	if (!h || (rc_reg_get((uintptr_t)h, &q) && q.kind == kind &&
+		   !q.destroyed))
 		return;
-	rc_obj_init(c, RC_K_QP, id->qp, 0, &q);
+	rc_obj_init(c, kind, h, 0, &q);
 	if (rc_reg_get((uintptr_t)id, &o) && o.kind == RC_K_ID &&
 	    !o.destroyed) {
 		q.u.qp.id = rc_ref_of(&o);
@@ -102,7 +105,7 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 	}
 	ret = RC_REAL(rdma_create_qp)(id, pd, qp_init_attr);
 	if (ret == 0 && !c.skip)
-		track_qp(&c, id);
+		track_owned(&c, id, RC_K_QP, id->qp);
 	return ret;
 }
 
@@ -129,7 +132,7 @@ int rdma_create_qp_ex(struct rdma_cm_id *id,
 	}
 	ret = RC_REAL(rdma_create_qp_ex)(id, qp_init_attr);
 	if (ret == 0 && !c.skip)
-		track_qp(&c, id);
+		track_owned(&c, id, RC_K_QP, id->qp);
 	return ret;
 }
 
@@ -203,4 +206,100 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 		rc_untrack(&c, &q);
 	}
 	return RC_REAL(ibv_destroy_qp)(qp);
+}
+
+int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
+		    struct ibv_srq_init_attr *attr)
+{
+	struct rc_call c;
+	struct rc_obj o;
+	int ret;
+
+	if (!RC_REAL(rdma_create_srq)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	rc_call_begin(&c, RC_FN_rdma_create_srq,
+		      (uintptr_t)__builtin_return_address(0));
+	if (!c.skip && !c.internal &&
+	    !rc_require(&c, RC_K_ID, id, RC_USE, &o))
+		return -1;
+	ret = RC_REAL(rdma_create_srq)(id, pd, attr);
+	if (ret == 0 && !c.skip)
+		track_owned(&c, id, RC_K_SRQ, id->srq);
+	return ret;
+}
+
+int rdma_create_srq_ex(struct rdma_cm_id *id,
+		       struct ibv_srq_init_attr_ex *attr)
+{
+	struct rc_call c;
+	struct rc_obj o;
+	int ret;
+
+	if (!RC_REAL(rdma_create_srq_ex)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	rc_call_begin(&c, RC_FN_rdma_create_srq_ex,
+		      (uintptr_t)__builtin_return_address(0));
+	if (!c.skip && !c.internal &&
+	    !rc_require(&c, RC_K_ID, id, RC_USE, &o))
+		return -1;
+	ret = RC_REAL(rdma_create_srq_ex)(id, attr);
+	if (ret == 0 && !c.skip)
+		track_owned(&c, id, RC_K_SRQ, id->srq);
+	return ret;
+}
+
+/* Before a user's rdma_destroy_srq; false when it must be refused. */
+static bool check_destroy_srq(struct rc_call *c, struct rdma_cm_id *id,
+			      const struct rc_obj *o)
+{
+	struct rc_finding f;
+
+	if (!id->srq) {
+		rc_finding_init(&f, RC_R_DESTROY_SRQ_WITHOUT_SRQ, c,
+				"rdma_destroy_srq(%p): the cm id has no SRQ%s",
+				(void *)id, rc_opt.protect ?
+				"; not forwarded: librdmacm would crash" : "");
+		rc_finding_add(&f, o, NULL);
+		rc_report(&f);
+		return !rc_opt.protect;
+	}
+	if (id->qp) {
+		rc_finding_init(&f, RC_R_DESTROY_SRQ_BEFORE_QP, c,
+				"rdma_destroy_srq(%p): the cm id still has QP "
+				"%p; the SRQ and the QP's CQs leak (call "
+				"rdma_destroy_qp first)", (void *)id,
+				(void *)id->qp);
+		rc_finding_add(&f, o, NULL);
+		rc_report(&f);
+	}
+	return true;
+}
+
+void rdma_destroy_srq(struct rdma_cm_id *id)
+{
+	struct rc_call c;
+	struct rc_obj o, q;
+
+	if (!RC_REAL(rdma_destroy_srq))
+		return;
+	rc_call_begin(&c, RC_FN_rdma_destroy_srq,
+		      (uintptr_t)__builtin_return_address(0));
+	if (c.skip) {
+		RC_REAL(rdma_destroy_srq)(id);
+		return;
+	}
+	if (!c.internal) {
+		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
+			return;
+		if (o.handle && !check_destroy_srq(&c, id, &o))
+			return;
+	}
+	if (id && id->srq && rc_reg_get((uintptr_t)id->srq, &q) &&
+	    q.kind == RC_K_SRQ && !q.destroyed)
+		rc_untrack(&c, &q);
+	RC_REAL(rdma_destroy_srq)(id);
 }

@@ -12,6 +12,7 @@
 #include <arpa/inet.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#include <rdma/rdma_verbs.h>
 #include "scn.h"
 
 static struct rdma_event_channel *ch;
@@ -226,6 +227,65 @@ static NOINLINE void use_after_fork(bool bad)
 	rdma_destroy_id(id);
 }
 
+static void make_srq(struct rdma_cm_id *id)
+{
+	struct ibv_srq_init_attr attr;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.attr.max_wr = 4;
+	attr.attr.max_sge = 1;
+	if (rdma_create_srq(id, NULL, &attr))
+		scn_die("rdma_create_srq");
+}
+
+static NOINLINE void id_destroy_with_srq(bool bad)
+{
+	struct rdma_cm_id *id = resolved_id();
+
+	make_srq(id);
+	if (!bad)
+		rdma_destroy_srq(id);
+	rdma_destroy_id(id);
+}
+
+static NOINLINE void destroy_srq_without_srq(bool bad)
+{
+	struct rdma_cm_id *id = resolved_id();
+
+	if (!bad)
+		make_srq(id);
+	rdma_destroy_srq(id);
+	rdma_destroy_id(id);
+}
+
+static NOINLINE void destroy_srq_before_qp(bool bad)
+{
+	struct rdma_cm_id *id = resolved_id();
+	struct ibv_qp_init_attr attr;
+
+	make_srq(id);
+	qp_attr(&attr);
+	if (rdma_create_qp(id, NULL, &attr))
+		scn_die("rdma_create_qp");
+	if (!bad)
+		rdma_destroy_qp(id);
+	rdma_destroy_srq(id);
+	if (bad)
+		rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+}
+
+static NOINLINE void leak_srq(bool bad)
+{
+	struct rdma_cm_id *id = resolved_id();
+
+	make_srq(id);
+	if (bad)
+		return;		/* id and SRQ stay */
+	rdma_destroy_srq(id);
+	rdma_destroy_id(id);
+}
+
 static const struct {
 	const char *rule;
 	void (*run)(bool bad);
@@ -244,6 +304,10 @@ static const struct {
 	  library_object_destroyed_by_user },
 	{ "request-rejected-not-destroyed", request_rejected_not_destroyed },
 	{ "use-after-fork", use_after_fork },
+	{ "id-destroy-with-srq", id_destroy_with_srq },
+	{ "destroy-srq-without-srq", destroy_srq_without_srq },
+	{ "destroy-srq-before-qp", destroy_srq_before_qp },
+	{ "leak-srq", leak_srq },
 };
 
 int main(int argc, char **argv)
