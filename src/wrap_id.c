@@ -2,7 +2,9 @@
  * wrap_id.c - cm ids: creation (user, synchronous, endpoint), migration
  * between channels, rdma_get_request's children, and destruction with its
  * checks (id-destroy-with-unacked-events, migrate-with-unacked-events,
- * id-destroy-with-qp, endpoint-destroyed-with-destroy-id).
+ * id-destroy-with-qp, id-destroy-with-srq,
+ * listener-destroy-with-pending-request,
+ * endpoint-destroyed-with-destroy-id).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -69,6 +71,68 @@ int rdma_create_id(struct rdma_event_channel *channel,
 		rc_track_id(&c, *id, (channel ? 0 : RC_F_SYNC) |
 			    (c.internal ? RC_F_LIB : 0), NULL, NULL);
 	return ret;
+}
+
+struct pending_ctx {
+	struct rc_ref listener;
+	struct rc_finding *f;
+	pid_t caller;
+	unsigned n, mine;
+};
+
+/* A library-held CONNECT_REQUEST charged to the listener: whose is it? */
+static void pending_fn(const struct rc_obj *o, void *arg)
+{
+	struct pending_ctx *x = arg;
+	struct rc_obj child;
+
+	if (o->kind != RC_K_EVENT || o->destroyed || !(o->flags & RC_F_LIB) ||
+	    o->u.ev.type != RDMA_CM_EVENT_CONNECT_REQUEST ||
+	    o->u.ev.id.h != x->listener.h || o->u.ev.id.gen != x->listener.gen)
+		return;
+	x->n++;
+	if (rc_reg_get(o->u.ev.ev_id, &child) && child.kind == RC_K_ID &&
+	    !child.destroyed) {
+		x->mine += child.created_tid == x->caller;
+		rc_finding_add(x->f, &child, "holds its CONNECT_REQUEST "
+			       "(neither accepted nor destroyed)");
+	}
+}
+
+/*
+ * A synchronous listener's requests are released only when their
+ * children (from rdma_get_request) are accepted or destroyed: destroying
+ * it before waits for that.  When the calling thread made those children,
+ * nobody else will: refuse.
+ */
+static bool check_pending_requests(struct rc_call *c, const struct rc_obj *o)
+{
+	struct pending_ctx x = { rc_ref_of(o), NULL, c->tid, 0, 0 };
+	struct rc_finding f;
+	bool refuse;
+
+	if (o->u.id.lib_held <= 0 || !(o->flags & RC_F_SYNC))
+		return true;
+	rc_finding_init(&f, RC_R_LISTENER_DESTROY_WITH_PENDING_REQUEST, c, "x");
+	rc_finding_add(&f, o, NULL);
+	x.f = &f;
+	rc_reg_foreach(pending_fn, &x);
+	if (!x.n)
+		return true;
+	refuse = x.mine && rc_opt.protect;
+	snprintf(f.message, sizeof(f.message),
+		 "%s(%p): %u connect request%s from rdma_get_request %s "
+		 "still held by %s child; the call waits until %s accepted or "
+		 "destroyed%s", rc_fn_info[c->fn].name, (void *)o->handle,
+		 x.n, x.n == 1 ? "" : "s", x.n == 1 ? "is" : "are",
+		 x.n == 1 ? "its" : "their", x.n == 1 ? "it is" : "they are",
+		 refuse ? " (not forwarded: the calling thread made the "
+		 "child, so the call would never return; returns -1/EBUSY)" :
+		 "");
+	rc_report(&f);
+	if (refuse)
+		errno = EBUSY;
+	return !refuse;
 }
 
 /* id->srq still set: the SRQ rdmacm made for the id leaks. */
@@ -142,6 +206,8 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		if (o.handle && !rc_ledger_check_unacked(&c, &o,
 				RC_R_ID_DESTROY_WITH_UNACKED_EVENTS))
 			return -1;
+		if (o.handle && !check_pending_requests(&c, &o))
+			return -1;
 		if (o.handle) {
 			check_qp(&c, &o);
 			check_srq(&c, &o);
@@ -209,6 +275,8 @@ void rdma_destroy_ep(struct rdma_cm_id *id)
 			return;
 		if (o.handle && !rc_ledger_check_unacked(&c, &o,
 				RC_R_ID_DESTROY_WITH_UNACKED_EVENTS))
+			return;
+		if (o.handle && !check_pending_requests(&c, &o))
 			return;
 	}
 	/* The QP, SRQ and id are released by the nested calls. */

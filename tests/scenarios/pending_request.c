@@ -1,0 +1,85 @@
+/*
+ * Breaks listener-destroy-with-pending-request: a synchronous server takes
+ * a request with rdma_get_request, rejects it (which does not release the
+ * request the child holds) and destroys its listener before the child.
+ * The real call would never return; rdmacheck refuses it (EBUSY), and the
+ * server then releases the child and the listener in the right order.
+ */
+#include <errno.h>
+#include <pthread.h>
+#include <semaphore.h>
+#include <stdlib.h>
+#include <string.h>
+#include "scn.h"
+
+static sem_t listening;
+
+static struct rdma_addrinfo *lookup(bool passive)
+{
+	struct rdma_addrinfo hints, *res;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_port_space = RDMA_PS_TCP;
+	if (passive)
+		hints.ai_flags = RAI_PASSIVE;
+	if (rdma_getaddrinfo("127.0.0.1", "7471", &hints, &res))
+		scn_die("rdma_getaddrinfo");
+	return res;
+}
+
+static void *client(void *arg)
+{
+	struct rdma_addrinfo *res = lookup(false);
+	struct ibv_qp_init_attr attr;
+	struct rdma_cm_id *id;
+
+	memset(&attr, 0, sizeof(attr));
+	attr.cap.max_send_wr = attr.cap.max_recv_wr = 1;
+	attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+	if (rdma_create_ep(&id, res, NULL, &attr))
+		scn_die("rdma_create_ep (active)");
+	rdma_freeaddrinfo(res);
+	sem_wait(&listening);
+	if (rdma_connect(id, NULL) == 0 || errno != ECONNREFUSED)
+		scn_die("rdma_connect was not refused");
+	rdma_destroy_ep(id);
+	return NULL;
+}
+
+static NOINLINE int close_listener(struct rdma_cm_id *listener)
+{
+	return rdma_destroy_ep(listener), 0;
+}
+
+static NOINLINE int drop_listener(struct rdma_cm_id *listener)
+{
+	return rdma_destroy_id(listener);
+}
+
+int main(int argc, char **argv)
+{
+	bool bad = scn_bad(argc, argv);
+	struct rdma_cm_id *listener, *child;
+	struct rdma_addrinfo *res = lookup(true);
+	pthread_t t;
+
+	sem_init(&listening, 0, 0);
+	if (rdma_create_ep(&listener, res, NULL, NULL))
+		scn_die("rdma_create_ep (passive)");
+	rdma_freeaddrinfo(res);
+	if (rdma_listen(listener, 1))
+		scn_die("rdma_listen");
+	if (pthread_create(&t, NULL, client, NULL))
+		scn_die("pthread_create");
+	sem_post(&listening);
+	if (rdma_get_request(listener, &child))
+		scn_die("rdma_get_request");
+	if (rdma_reject(child, NULL, 0))
+		scn_die("rdma_reject");
+	pthread_join(t, NULL);
+	if (bad && (drop_listener(listener) != -1 || errno != EBUSY))
+		exit(98);
+	rdma_destroy_ep(child);
+	close_listener(listener);
+	return 0;
+}
