@@ -187,6 +187,25 @@ ret name params								\
 	return fn args;							\
 }
 
+#define RC_SECOND_(a, b, ...) b
+#define RC_SECOND(args) RC_SECOND_ args
+
+/* As CHECK; the second argument must not be memory of an acked event. */
+#define RC_GEN_CHECKP(ret, name, fail, params, args)			\
+ret name params								\
+{									\
+	ret (*fn) params = rc_real_fn(RC_FN_##name);			\
+									\
+	if (RC_UNLIKELY(!fn)) {						\
+		errno = ENOSYS;						\
+		return fail;						\
+	}								\
+	if (!rc_check_id_call_p(RC_FN_##name, id, RC_SECOND(args),	\
+			(uintptr_t)__builtin_return_address(0)))	\
+		return fail;						\
+	return fn args;							\
+}
+
 #define RC_GEN_CHECKV(ret, name, fail, params, args)			\
 void name params							\
 {									\

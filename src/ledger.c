@@ -3,13 +3,17 @@
  * (or fetched from a channel) are still unacked, who holds them, and which
  * ids still use a channel.  The counters live in the registry records and
  * are kept by wrap_event.c; the scans here run only when a counter says
- * there is something to report, so the common path stays O(1).
+ * there is something to report, so the common path stays O(1).  Also the
+ * parameter pointers of the last acked events, for event-use-after-ack.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
 #include "options.h"
+#include <rdma/rdma_cma.h>
+
 #include "wrap.h"
 
 static const char *const event_names[] = {
@@ -131,4 +135,71 @@ bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *id,
 	if (refuse)
 		errno = EBUSY;
 	return !refuse;
+}
+
+/*
+ * The parameter pointers of recently acked events.  Only exact matches
+ * count (&event->param.conn, and param.conn.private_data): those are what
+ * programs pass on, and an unrelated allocation cannot start at the first.
+ */
+#define ACKED_RING 256
+
+static struct acked {
+	struct rc_ref ev;
+	uintptr_t conn;		/* &event->param.conn */
+	uintptr_t pdata;	/* event->param.conn.private_data */
+} acked[ACKED_RING];
+static unsigned acked_next;
+static pthread_mutex_t acked_lock = PTHREAD_MUTEX_INITIALIZER;
+
+void rc_ledger_acked(const struct rc_obj *e, struct rdma_cm_event *ev)
+{
+	struct acked a = { rc_ref_of(e), (uintptr_t)&ev->param.conn, 0 };
+
+	/* A multicast event's private_data is the user's join context. */
+	if (ev->event != RDMA_CM_EVENT_MULTICAST_JOIN &&
+	    ev->event != RDMA_CM_EVENT_MULTICAST_ERROR)
+		a.pdata = (uintptr_t)ev->param.conn.private_data;
+	pthread_mutex_lock(&acked_lock);
+	acked[acked_next++ % ACKED_RING] = a;
+	pthread_mutex_unlock(&acked_lock);
+}
+
+void rc_acked_atfork_child(void)
+{
+	pthread_mutex_init(&acked_lock, NULL);
+}
+
+/*
+ * Report ptr (a conn_param or private data pointer a user call passes) if
+ * it belongs to an event acked already and not fetched again since.
+ */
+void rc_check_use_after_ack(struct rc_call *c, const void *ptr,
+			    const char *what)
+{
+	struct rc_finding f;
+	struct rc_obj e;
+	struct acked a;
+	bool hit = false;
+	unsigned i;
+
+	if (!ptr)
+		return;
+	pthread_mutex_lock(&acked_lock);
+	for (i = 0; i < ACKED_RING && !hit; i++) {
+		a = acked[i];
+		hit = a.ev.h && ((uintptr_t)ptr == a.conn ||
+				 (uintptr_t)ptr == a.pdata);
+	}
+	pthread_mutex_unlock(&acked_lock);
+	/* The event's address may have been handed out again since. */
+	if (!hit || !rc_reg_get(a.ev.h, &e) || e.gen != a.ev.gen ||
+	    !e.destroyed)
+		return;
+	rc_finding_init(&f, RC_R_EVENT_USE_AFTER_ACK, c,
+			"%s: %s %p points into event %p, acked already "
+			"(freed memory)", rc_fn_info[c->fn].name, what, ptr,
+			(void *)e.handle);
+	rc_finding_add(&f, &e, "%s event", rc_event_name(e.u.ev.type));
+	rc_report(&f);
 }

@@ -55,6 +55,14 @@ bool rc_require(struct rc_call *c, enum rc_kind kind, const void *h,
 /* The generated CHECK wrappers: first argument must be a live id. */
 bool rc_check_id_call(enum rc_fn fn, const void *id, uintptr_t ret_addr);
 
+/*
+ * The generated CHECKP wrappers (rdma_connect, rdma_accept, rdma_reject):
+ * as rc_check_id_call, and arg (connection parameters, or private data
+ * for rdma_reject) must not point into an acked event.
+ */
+bool rc_check_id_call_p(enum rc_fn fn, const void *id, const void *arg,
+			uintptr_t ret_addr);
+
 /* Finding builders. */
 void rc_finding_init(struct rc_finding *f, enum rc_rule rule,
 		     struct rc_call *c, const char *fmt, ...)
@@ -103,6 +111,14 @@ void rc_ledger_ids_on_channel(const struct rc_obj *ch, struct rc_finding *f);
  */
 bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *id,
 			     enum rc_rule rule);
+
+/* ledger.c: remember an acked event's parameter pointers (before the
+ * ack is forwarded), and check a pointer a user call passes. */
+struct rdma_cm_event;
+void rc_ledger_acked(const struct rc_obj *e, struct rdma_cm_event *ev);
+void rc_check_use_after_ack(struct rc_call *c, const void *ptr,
+			    const char *what);
+void rc_acked_atfork_child(void);
 
 /* Our own event names: a wrapper must not call rdma_event_str. */
 const char *rc_event_name(int type);

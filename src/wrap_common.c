@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
+#include <rdma/rdma_cma.h>
 
 #include "options.h"
 #include "wrap.h"
@@ -167,21 +168,47 @@ static void rejected_fn(struct rc_obj *o, void *arg)
 	o->flags |= RC_F_REJECTED;
 }
 
-bool rc_check_id_call(enum rc_fn fn, const void *id, uintptr_t ret_addr)
+static bool check_id(struct rc_call *c, enum rc_fn fn, const void *id,
+		     const void *arg)
 {
-	struct rc_call c;
+	const struct rdma_conn_param *param = arg;
 	struct rc_obj o;
 
-	rc_call_begin(&c, fn, ret_addr);
-	if (c.skip || c.internal)
-		return true;
-	if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
+	if (!rc_require(c, RC_K_ID, id, RC_USE, &o))
 		return false;
+	if (arg && fn == RC_FN_rdma_reject) {
+		rc_check_use_after_ack(c, arg, "private data");
+	} else if (arg) {
+		rc_check_use_after_ack(c, param, "conn_param");
+		rc_check_use_after_ack(c, param->private_data,
+				       "conn_param->private_data");
+	}
 	/* A rejected request's id must still be destroyed: remember it. */
 	if (o.handle && (fn == RC_FN_rdma_reject ||
 			 fn == RC_FN_rdma_reject_ece))
 		rc_reg_update(o.handle, o.gen, rejected_fn, NULL);
 	return true;
+}
+
+bool rc_check_id_call(enum rc_fn fn, const void *id, uintptr_t ret_addr)
+{
+	struct rc_call c;
+
+	rc_call_begin(&c, fn, ret_addr);
+	if (c.skip || c.internal)
+		return true;
+	return check_id(&c, fn, id, NULL);
+}
+
+bool rc_check_id_call_p(enum rc_fn fn, const void *id, const void *arg,
+			uintptr_t ret_addr)
+{
+	struct rc_call c;
+
+	rc_call_begin(&c, fn, ret_addr);
+	if (c.skip || c.internal)
+		return true;
+	return check_id(&c, fn, id, arg);
 }
 
 void rc_obj_init(struct rc_call *c, enum rc_kind kind, const void *h,

@@ -3,7 +3,8 @@
  * each event to an id (CONNECT_REQUEST to the listener) and to its channel,
  * records who fetched it, and registers the new id a CONNECT_REQUEST
  * carries; rdma_ack_cm_event checks event-double-ack, event-ack-unknown
- * and ack-library-owned-event and settles the accounts.
+ * and ack-library-owned-event, settles the accounts and leaves the
+ * event's parameter pointers with the ledger (event-use-after-ack).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -184,7 +185,9 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 			return 0;
 	}
 	/* Settle first: once freed, the address may come back at once. */
-	if (known && !e.destroyed)
+	if (known && !e.destroyed) {
+		rc_ledger_acked(&e, event);
 		settle(&c, &e);
+	}
 	return RC_REAL(rdma_ack_cm_event)(event);
 }
