@@ -8,17 +8,9 @@
 real=${RDMACHECK_REAL_RDMACM:-/usr/lib/x86_64-linux-gnu/librdmacm.so.1}
 lo=${RDMACHECK_LOOPBACK_DIR:-}/librdmacm.so.1
 
-if [ ! -e "$real" ]; then
-	echo "abi-exports: SKIP: $real not installed"
-	exit 77
-fi
-if [ ! -e "$lo" ]; then
-	echo "abi-exports: FAIL: $lo not built"
-	exit 1
-fi
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/rdmacheck-abi.XXXXXX") || exit 99
-trap 'rm -rf "$tmp"' EXIT
-fail=0
+. "${top_srcdir:-.}/tests/lib/abi.sh"
+abi_need "$real" "$lo"
+tmp=$abi_tmp
 
 exports()
 {
@@ -27,40 +19,14 @@ exports()
 		sort -u
 }
 
-exports "$real" >"$tmp/real"
-exports "$lo" >"$tmp/lo"
-missing=$(comm -23 "$tmp/real" "$tmp/lo")
-if [ -n "$missing" ]; then
-	echo "abi-exports: FAIL: missing from the loopback library:"
-	echo "$missing"
-	fail=1
-fi
-extra=$(comm -13 "$tmp/real" "$tmp/lo" | grep -v '@RDMACM_1\.4$')
-if [ -n "$extra" ]; then
-	echo "abi-exports: FAIL: exported but not by the real library:"
-	echo "$extra"
-	fail=1
-fi
+abi_exports "$real" "$lo" exports '@RDMACM_1\.4$'
 for s in rdma_resolve_addrinfo rdma_query_addrinfo rdma_write_cm_event; do
 	grep -qx "$s@RDMACM_1.4" "$tmp/lo" || {
 		echo "abi-exports: FAIL: $s@RDMACM_1.4 not exported"
-		fail=1
+		abi_fail=1
 	}
 done
-
-readelf -d "$lo" >"$tmp/dyn"
-grep -q 'Library soname: \[librdmacm\.so\.1\]' "$tmp/dyn" || {
-	echo "abi-exports: FAIL: SONAME is not librdmacm.so.1"
-	fail=1
-}
-grep -q 'Shared library: \[libibverbs\.so\.1\]' "$tmp/dyn" || {
-	echo "abi-exports: FAIL: no DT_NEEDED libibverbs.so.1"
-	fail=1
-}
-if grep -q 'SYMBOLIC' "$tmp/dyn"; then
-	echo "abi-exports: FAIL: linked with -Bsymbolic"
-	fail=1
-fi
+abi_dynamic "$lo" librdmacm.so.1 libibverbs.so.1
 
 # Own exports reached through the PLT: every one the real library calls
 # internally, except those only rsockets call (rsockets are not emulated
@@ -80,9 +46,9 @@ missing=$(comm -23 "$tmp/real.plt" "$tmp/lo.plt")
 if [ -n "$missing" ]; then
 	echo "abi-exports: FAIL: own exports not called through the PLT:"
 	echo "$missing"
-	fail=1
+	abi_fail=1
 fi
 
-[ "$fail" = 0 ] && echo "abi-exports: ok ($(wc -l <"$tmp/lo") exports," \
+[ "$abi_fail" = 0 ] && echo "abi-exports: ok ($(wc -l <"$tmp/lo") exports," \
 	"$(wc -l <"$tmp/real.plt") internal PLT calls)"
-exit $fail
+exit $abi_fail
