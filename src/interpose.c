@@ -171,8 +171,12 @@ ret name params								\
 	return fn args;							\
 }
 
-/* The first argument must be a live cm id when the user calls. */
-#define RC_GEN_CHECK(ret, name, fail, params, args)			\
+/*
+ * The first argument must be a live cm id when the user calls; for CHECKP
+ * the second (connection parameters or private data) must not belong to
+ * an acked event.
+ */
+#define RC_GEN_CHECK_ARG(ret, name, fail, params, args, arg)		\
 ret name params								\
 {									\
 	ret (*fn) params = rc_real_fn(RC_FN_##name);			\
@@ -181,7 +185,7 @@ ret name params								\
 		errno = ENOSYS;						\
 		return fail;						\
 	}								\
-	if (!rc_check_id_call(RC_FN_##name, id,				\
+	if (!rc_check_id_call(RC_FN_##name, id, arg,			\
 			(uintptr_t)__builtin_return_address(0)))	\
 		return fail;						\
 	return fn args;							\
@@ -190,34 +194,10 @@ ret name params								\
 #define RC_SECOND_(a, b, ...) b
 #define RC_SECOND(args) RC_SECOND_ args
 
-/* As CHECK; the second argument must not be memory of an acked event. */
+#define RC_GEN_CHECK(ret, name, fail, params, args)			\
+	RC_GEN_CHECK_ARG(ret, name, fail, params, args, NULL)
 #define RC_GEN_CHECKP(ret, name, fail, params, args)			\
-ret name params								\
-{									\
-	ret (*fn) params = rc_real_fn(RC_FN_##name);			\
-									\
-	if (RC_UNLIKELY(!fn)) {						\
-		errno = ENOSYS;						\
-		return fail;						\
-	}								\
-	if (!rc_check_id_call_p(RC_FN_##name, id, RC_SECOND(args),	\
-			(uintptr_t)__builtin_return_address(0)))	\
-		return fail;						\
-	return fn args;							\
-}
-
-#define RC_GEN_CHECKV(ret, name, fail, params, args)			\
-void name params							\
-{									\
-	void (*fn) params = rc_real_fn(RC_FN_##name);			\
-									\
-	if (RC_UNLIKELY(!fn))						\
-		return;							\
-	if (!rc_check_id_call(RC_FN_##name, id,				\
-			(uintptr_t)__builtin_return_address(0)))	\
-		return;							\
-	fn args;							\
-}
+	RC_GEN_CHECK_ARG(ret, name, fail, params, args, RC_SECOND(args))
 
 #define RC_GEN_WRAP(ret, name, fail, params, args)
 #define RC_GEN_WRAPV(ret, name, fail, params, args)

@@ -52,16 +52,14 @@ enum rc_handle_use {
 bool rc_require(struct rc_call *c, enum rc_kind kind, const void *h,
 		enum rc_handle_use use, struct rc_obj *o);
 
-/* The generated CHECK wrappers: first argument must be a live id. */
-bool rc_check_id_call(enum rc_fn fn, const void *id, uintptr_t ret_addr);
-
 /*
- * The generated CHECKP wrappers (rdma_connect, rdma_accept, rdma_reject):
- * as rc_check_id_call, and arg (connection parameters, or private data
- * for rdma_reject) must not point into an acked event.
+ * The generated CHECK wrappers: the first argument must be a live id; for
+ * CHECKP (rdma_connect, rdma_accept, rdma_reject) arg, the connection
+ * parameters or rdma_reject's private data, must not point into an acked
+ * event.
  */
-bool rc_check_id_call_p(enum rc_fn fn, const void *id, const void *arg,
-			uintptr_t ret_addr);
+bool rc_check_id_call(enum rc_fn fn, const void *id, const void *arg,
+		      uintptr_t ret_addr);
 
 /* Finding builders. */
 void rc_finding_init(struct rc_finding *f, enum rc_rule rule,

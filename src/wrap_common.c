@@ -190,18 +190,8 @@ static bool check_id(struct rc_call *c, enum rc_fn fn, const void *id,
 	return true;
 }
 
-bool rc_check_id_call(enum rc_fn fn, const void *id, uintptr_t ret_addr)
-{
-	struct rc_call c;
-
-	rc_call_begin(&c, fn, ret_addr);
-	if (c.skip || c.internal)
-		return true;
-	return check_id(&c, fn, id, NULL);
-}
-
-bool rc_check_id_call_p(enum rc_fn fn, const void *id, const void *arg,
-			uintptr_t ret_addr)
+bool rc_check_id_call(enum rc_fn fn, const void *id, const void *arg,
+		      uintptr_t ret_addr)
 {
 	struct rc_call c;
 
