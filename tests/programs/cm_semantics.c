@@ -5,8 +5,10 @@
  * private-data limits and padded lengths, CONNECT_REQUEST children,
  * CONNECT_RESPONSE + rdma_establish, one DISCONNECTED per side, reject,
  * synchronous ids, event dropping on destroy, migration, destroy and
- * migrate waiting for acks, and peer death (a child process that exits
- * while connected).
+ * migrate waiting for acks, peer death (a child process that exits
+ * while connected), UD (SIDR) connect/accept/reject and multicast
+ * join/leave (events and their param.ud, leave waiting for acks, sync
+ * joins).
  *
  * Runs against the in-tree librdmacm.la; an alarm turns any hang into a
  * failure.
@@ -21,7 +23,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sched.h>
 #include <arpa/inet.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <rdma/rdma_cma.h>
 
@@ -93,13 +98,14 @@ static int readable(struct rdma_event_channel *ch)
 	return poll(&pfd, 1, 0) == 1;
 }
 
-/* An async id resolved to 127.0.0.1:port, route resolved. */
-static struct rdma_cm_id *resolved(struct rdma_event_channel *ch, int port)
+/* An async id of port space ps resolved to 127.0.0.1:port, route too. */
+static struct rdma_cm_id *resolved_ps(struct rdma_event_channel *ch,
+				      int port, enum rdma_port_space ps)
 {
 	struct sockaddr_in dst = addr("127.0.0.1", port);
 	struct rdma_cm_id *id;
 
-	REQUIRE(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0);
+	REQUIRE(rdma_create_id(ch, &id, NULL, ps) == 0);
 	REQUIRE(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
 				  2000) == 0);
 	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
@@ -110,17 +116,29 @@ static struct rdma_cm_id *resolved(struct rdma_event_channel *ch, int port)
 	return id;
 }
 
-static struct rdma_cm_id *listener(struct rdma_event_channel *ch, int port,
-				   void *ctx)
+static struct rdma_cm_id *resolved(struct rdma_event_channel *ch, int port)
+{
+	return resolved_ps(ch, port, RDMA_PS_TCP);
+}
+
+static struct rdma_cm_id *listener_ps(struct rdma_event_channel *ch,
+				      int port, void *ctx,
+				      enum rdma_port_space ps)
 {
 	struct sockaddr_in sin = addr("127.0.0.1", port);
 	struct rdma_cm_id *id;
 
-	REQUIRE(rdma_create_id(ch, &id, ctx, RDMA_PS_TCP) == 0);
+	REQUIRE(rdma_create_id(ch, &id, ctx, ps) == 0);
 	REQUIRE(rdma_bind_addr(id, (struct sockaddr *)&sin) == 0);
 	CHECK(ntohs(rdma_get_src_port(id)) == port);
 	REQUIRE(rdma_listen(id, 0) == 0);
 	return id;
+}
+
+static struct rdma_cm_id *listener(struct rdma_event_channel *ch, int port,
+				   void *ctx)
+{
+	return listener_ps(ch, port, ctx, RDMA_PS_TCP);
 }
 
 static void test_channel(void)
@@ -473,6 +491,317 @@ static void test_peer_death(int port)
 	rdma_destroy_event_channel(lch);
 }
 
+/* A UD QP made by rdma_create_qp, which takes it to RTS at once. */
+static struct ibv_cq *ud_qp(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr attr, ia;
+	struct ibv_qp_attr qa;
+	struct ibv_cq *cq;
+
+	cq = ibv_create_cq(id->verbs, 4, NULL, NULL, 0);
+	REQUIRE(cq);
+	memset(&attr, 0, sizeof(attr));
+	attr.cap.max_send_wr = attr.cap.max_recv_wr = 2;
+	attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+	attr.qp_type = IBV_QPT_UD;
+	attr.send_cq = attr.recv_cq = cq;
+	REQUIRE(rdma_create_qp(id, NULL, &attr) == 0);
+	REQUIRE(ibv_query_qp(id->qp, &qa, IBV_QP_STATE | IBV_QP_QKEY,
+			     &ia) == 0);
+	CHECK(qa.qp_state == IBV_QPS_RTS && qa.qkey == RDMA_UDP_QKEY);
+	return cq;
+}
+
+static void ud_free(struct rdma_cm_id *id, struct ibv_cq *cq)
+{
+	rdma_destroy_qp(id);
+	CHECK(ibv_destroy_cq(cq) == 0);
+}
+
+static void test_ud(int port)
+{
+	struct rdma_event_channel *lch = rdma_create_event_channel();
+	struct rdma_event_channel *cch = rdma_create_event_channel();
+	struct rdma_cm_id *l = listener_ps(lch, port, &lch, RDMA_PS_UDP);
+	struct rdma_cm_id *c = resolved_ps(cch, port, RDMA_PS_UDP);
+	struct rdma_conn_param param;
+	struct rdma_cm_event *req, *e;
+	struct ibv_cq *ccq, *scq;
+	struct ibv_qp_attr qa;
+	union ibv_gid lo;
+	char big[181];
+	int mask;
+
+	CHECK(c->qp_type == IBV_QPT_UD);
+	ccq = ud_qp(c);
+	qa.qp_state = IBV_QPS_INIT;
+	CHECK(rdma_init_qp_attr(c, &qa, &mask) == 0 &&
+	      (mask & IBV_QP_QKEY) && qa.qkey == RDMA_UDP_QKEY);
+	qa.qp_state = IBV_QPS_RTS;
+	CHECK(rdma_init_qp_attr(c, &qa, &mask) == 0 &&
+	      mask == (IBV_QP_STATE | IBV_QP_SQ_PSN));
+
+	/* SIDR REQ: 180 bytes of private data after the CMA header */
+	memset(big, 'x', sizeof(big));
+	memset(&param, 0, sizeof(param));
+	param.private_data = big;
+	param.private_data_len = 181;
+	errno = 0;
+	CHECK(rdma_connect(c, &param) == -1 && errno == EINVAL);
+	param.private_data = "hello";
+	param.private_data_len = 6;
+	REQUIRE(rdma_connect(c, &param) == 0);
+	req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	CHECK(req->listen_id == l && req->id != l &&
+	      req->id->context == &lch);
+	CHECK(req->id->qp_type == IBV_QPT_UD && req->id->ps == RDMA_PS_UDP);
+	CHECK(req->param.ud.private_data_len == 180 &&
+	      !memcmp(req->param.ud.private_data, "hello", 6));
+	CHECK(req->param.ud.qp_num == c->qp->qp_num &&
+	      req->param.ud.qkey == RDMA_UDP_QKEY);
+	scq = ud_qp(req->id);
+	/* SIDR REP: 136 bytes */
+	param.private_data = big;
+	param.private_data_len = 137;
+	errno = 0;
+	CHECK(rdma_accept(req->id, &param) == -1 && errno == EINVAL);
+	param.private_data = "welcome";
+	param.private_data_len = 8;
+	CHECK(rdma_accept(req->id, &param) == 0);
+	e = expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+	CHECK(e->id == c && e->status == 0 && !e->listen_id);
+	CHECK(e->param.ud.qp_num == req->id->qp->qp_num &&
+	      e->param.ud.qkey == RDMA_UDP_QKEY);
+	CHECK(e->param.ud.private_data_len == 136 &&
+	      !memcmp(e->param.ud.private_data, "welcome", 8));
+	memset(&lo, 0, sizeof(lo));
+	lo.raw[10] = lo.raw[11] = 0xff;
+	lo.raw[12] = 127;
+	lo.raw[15] = 1;
+	CHECK(e->param.ud.ah_attr.is_global &&
+	      e->param.ud.ah_attr.port_num == 1 &&
+	      !memcmp(&e->param.ud.ah_attr.grh.dgid, &lo, sizeof(lo)));
+	rdma_ack_cm_event(e);
+	/* the passive side gets nothing after accept */
+	CHECK(nothing_pending(lch));
+	ud_free(req->id, scq);
+	CHECK(rdma_destroy_id(req->id) == 0);
+	rdma_ack_cm_event(req);
+	ud_free(c, ccq);
+	CHECK(rdma_destroy_id(c) == 0);
+
+	/* reject: a SIDR REP "rejected", reported as UNREACHABLE 1 */
+	c = resolved_ps(cch, port, RDMA_PS_UDP);
+	memset(&param, 0, sizeof(param));
+	param.qp_num = 0x77;
+	REQUIRE(rdma_connect(c, &param) == 0);
+	req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	CHECK(req->param.ud.qp_num == 0x77);
+	errno = 0;
+	CHECK(rdma_reject(req->id, big, 137) == -1 && errno == EINVAL);
+	CHECK(rdma_reject(req->id, "nope", 5) == 0);
+	e = expect(cch, RDMA_CM_EVENT_UNREACHABLE);
+	CHECK(e->status == 1 && e->param.ud.private_data_len == 136 &&
+	      !memcmp(e->param.ud.private_data, "nope", 5));
+	rdma_ack_cm_event(e);
+	CHECK(rdma_destroy_id(req->id) == 0);
+	rdma_ack_cm_event(req);
+	CHECK(rdma_destroy_id(c) == 0);
+
+	/* no listener: SIDR REP "unsupported", UNREACHABLE 2 */
+	c = resolved_ps(cch, port + 100, RDMA_PS_UDP);
+	REQUIRE(rdma_connect(c, &param) == 0);
+	e = expect(cch, RDMA_CM_EVENT_UNREACHABLE);
+	CHECK(e->status == 2);
+	rdma_ack_cm_event(e);
+	CHECK(rdma_destroy_id(c) == 0);
+
+	CHECK(rdma_destroy_id(l) == 0);
+	rdma_destroy_event_channel(lch);
+	rdma_destroy_event_channel(cch);
+}
+
+/* MGID of an IPv4 group on the loopback backend: ff0e::ffff:a.b.c.d */
+static void mgid_of(union ibv_gid *gid, const struct sockaddr_in *sin)
+{
+	memset(gid, 0, sizeof(*gid));
+	gid->raw[0] = 0xff;
+	gid->raw[1] = 0x0e;
+	gid->raw[10] = gid->raw[11] = 0xff;
+	memcpy(&gid->raw[12], &sin->sin_addr, 4);
+}
+
+/* The verbs layer's membership file of id's QP in the group exists. */
+static int member(struct rdma_cm_id *id, const union ibv_gid *gid)
+{
+	char path[256];
+	int i, n;
+
+	n = snprintf(path, sizeof(path), "%s/%s-mcast/",
+		     access("/dev/shm", W_OK) ? "/tmp" : "/dev/shm",
+		     getenv("RDMACHECK_LOOPBACK_NS"));
+	for (i = 0; i < 16; i++)
+		n += snprintf(path + n, sizeof(path) - n, "%02x",
+			      gid->raw[i]);
+	snprintf(path + n, sizeof(path) - n, "/%u", id->qp->qp_num);
+	return access(path, F_OK) == 0;
+}
+
+struct leaver {
+	struct rdma_cm_id *id;
+	struct sockaddr *addr;
+	int tid;
+	int started;
+	int done;
+	int ret;
+};
+
+static void *leave_thread(void *arg)
+{
+	struct leaver *lv = arg;
+
+	lv->tid = (int)syscall(SYS_gettid);
+	__atomic_store_n(&lv->started, 1, __ATOMIC_SEQ_CST);
+	lv->ret = rdma_leave_multicast(lv->id, lv->addr);
+	__atomic_store_n(&lv->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* Thread tid sleeps in a futex wait (pthread_cond_wait). */
+static int in_futex(int tid)
+{
+	char path[64];
+	long nr = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (fscanf(f, "%ld", &nr) != 1)
+		nr = -1;
+	fclose(f);
+	return nr == SYS_futex;
+}
+
+static void test_mcast(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct sockaddr_in src = addr("127.0.0.1", 0);
+	struct sockaddr_in g1 = addr("239.1.2.3", 0);
+	struct sockaddr_in g2 = addr("239.1.2.4", 0);
+	struct sockaddr_in g3 = addr("239.1.2.5", 0);
+	struct sockaddr_in other = addr("239.9.9.9", 0);
+	struct rdma_cm_join_mc_attr_ex ex;
+	struct rdma_cm_event *e;
+	struct rdma_cm_id *id, *sid;
+	struct ibv_cq *cq;
+	union ibv_gid mgid;
+	struct leaver lv;
+	pthread_t t;
+	int ctx;
+
+	REQUIRE(ch);
+	REQUIRE(rdma_create_id(ch, &id, NULL, RDMA_PS_UDP) == 0);
+	/* the kernel wants an id bound to a device */
+	errno = 0;
+	CHECK(rdma_join_multicast(id, (struct sockaddr *)&g1, &ctx) == -1 &&
+	      errno == EINVAL);
+	REQUIRE(rdma_bind_addr(id, (struct sockaddr *)&src) == 0);
+	REQUIRE(rdma_resolve_addr(id, (struct sockaddr *)&src,
+				  (struct sockaddr *)&g1, 2000) == 0);
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	cq = ud_qp(id);
+
+	memset(&ex, 0, sizeof(ex));
+	ex.addr = (struct sockaddr *)&g1;
+	ex.comp_mask = RDMA_CM_JOIN_MC_ATTR_RESERVED;
+	errno = 0;
+	CHECK(rdma_join_multicast_ex(id, &ex, &ctx) == -1 &&
+	      errno == ENOTSUP);
+	ex.comp_mask = RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS;
+	errno = 0;
+	CHECK(rdma_join_multicast_ex(id, &ex, &ctx) == -1 && errno == EINVAL);
+	ex.comp_mask = RDMA_CM_JOIN_MC_ATTR_ADDRESS;
+	errno = 0;
+	CHECK(rdma_join_multicast_ex(id, &ex, &ctx) == -1 && errno == EINVAL);
+	ex.comp_mask |= RDMA_CM_JOIN_MC_ATTR_JOIN_FLAGS;
+	ex.join_flags = RDMA_MC_JOIN_FLAG_RESERVED;
+	errno = 0;
+	CHECK(rdma_join_multicast_ex(id, &ex, &ctx) == -1 && errno == EINVAL);
+
+	/* the join event: the same id, the context, the group's AH */
+	ex.join_flags = RDMA_MC_JOIN_FLAG_FULLMEMBER;
+	REQUIRE(rdma_join_multicast_ex(id, &ex, &ctx) == 0);
+	e = expect(ch, RDMA_CM_EVENT_MULTICAST_JOIN);
+	CHECK(e->id == id && !e->listen_id && e->status == 0);
+	CHECK(e->param.ud.private_data == &ctx &&
+	      e->param.ud.qp_num == 0xffffff &&
+	      e->param.ud.qkey == RDMA_UDP_QKEY);
+	mgid_of(&mgid, &g1);
+	CHECK(e->param.ud.ah_attr.is_global &&
+	      !memcmp(&e->param.ud.ah_attr.grh.dgid, &mgid, sizeof(mgid)));
+	CHECK(member(id, &mgid));	/* attached when fetched */
+	rdma_ack_cm_event(e);
+	errno = 0;
+	CHECK(rdma_leave_multicast(id, (struct sockaddr *)&other) == -1 &&
+	      errno == EADDRNOTAVAIL);
+	CHECK(rdma_leave_multicast(id, (struct sockaddr *)&g1) == 0);
+	CHECK(!member(id, &mgid));	/* detached */
+	errno = 0;
+	CHECK(rdma_leave_multicast(id, (struct sockaddr *)&g1) == -1 &&
+	      errno == EADDRNOTAVAIL);
+
+	/* leave blocks until the group's fetched events are acked */
+	REQUIRE(rdma_join_multicast(id, (struct sockaddr *)&g2, &ctx) == 0);
+	e = expect(ch, RDMA_CM_EVENT_MULTICAST_JOIN);
+	memset(&lv, 0, sizeof(lv));
+	lv.id = id;
+	lv.addr = (struct sockaddr *)&g2;
+	REQUIRE(pthread_create(&t, NULL, leave_thread, &lv) == 0);
+	while (!__atomic_load_n(&lv.done, __ATOMIC_SEQ_CST) &&
+	       !(__atomic_load_n(&lv.started, __ATOMIC_SEQ_CST) &&
+		 in_futex(lv.tid)))
+		sched_yield();
+	CHECK(!__atomic_load_n(&lv.done, __ATOMIC_SEQ_CST));
+	rdma_ack_cm_event(e);
+	pthread_join(t, NULL);
+	CHECK(lv.ret == 0);
+
+	/* an event never fetched goes with the leave, which does not wait */
+	REQUIRE(rdma_join_multicast(id, (struct sockaddr *)&g3, &ctx) == 0);
+	CHECK(readable(ch));
+	CHECK(rdma_leave_multicast(id, (struct sockaddr *)&g3) == 0);
+	CHECK(!readable(ch));
+	CHECK(nothing_pending(ch));
+
+	/* a send-only join does not attach the QP */
+	ex.join_flags = RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER;
+	REQUIRE(rdma_join_multicast_ex(id, &ex, NULL) == 0);
+	e = expect(ch, RDMA_CM_EVENT_MULTICAST_JOIN);
+	CHECK(!e->param.ud.private_data && !member(id, &mgid));
+	rdma_ack_cm_event(e);
+	CHECK(rdma_leave_multicast(id, (struct sockaddr *)&g1) == 0);
+
+	/* joins still on the id go with it */
+	REQUIRE(rdma_join_multicast(id, (struct sockaddr *)&g2, NULL) == 0);
+	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_MULTICAST_JOIN));
+	ud_free(id, cq);
+	CHECK(rdma_destroy_id(id) == 0);
+
+	/* a synchronous join waits for its event and keeps it */
+	REQUIRE(rdma_create_id(NULL, &sid, NULL, RDMA_PS_UDP) == 0);
+	REQUIRE(rdma_resolve_addr(sid, NULL, (struct sockaddr *)&g1,
+				  2000) == 0);
+	CHECK(sid->verbs != NULL);
+	REQUIRE(rdma_join_multicast(sid, (struct sockaddr *)&g1, &ctx) == 0);
+	CHECK(sid->event &&
+	      sid->event->event == RDMA_CM_EVENT_MULTICAST_JOIN &&
+	      sid->event->param.ud.private_data == &ctx);
+	CHECK(rdma_destroy_id(sid) == 0);
+	rdma_destroy_event_channel(ch);
+}
+
 int main(int argc, char **argv)
 {
 	char ns[64];
@@ -493,6 +822,8 @@ int main(int argc, char **argv)
 	test_drop_and_migrate();
 	test_wait_for_ack();
 	test_peer_death(7475);
+	test_ud(7476);
+	test_mcast();
 	if (failures)
 		fprintf(stderr, "cm_semantics: %d failure(s)\n", failures);
 	else

@@ -20,6 +20,8 @@ lo_cleanup()
 		kill "$lo_spid" 2>/dev/null
 		wait "$lo_spid" 2>/dev/null
 	fi
+	# multicast groups a killed member left in the verbs registry
+	rm -rf "$(lo_mcast_base)/rdmacheck-test-$$-$lo_name-"*-mcast
 	if [ "$lo_fail" = 0 ] && [ -z "${LO_KEEP:-}" ]; then
 		rm -rf "$lo_dir"
 	else
@@ -68,6 +70,45 @@ lo_wait_listen()
 		_i=$((_i + 1))
 	done
 	return 1
+}
+
+# lo_mcast_base: where the loopback verbs keep multicast memberships.
+lo_mcast_base()
+{
+	if [ -d /dev/shm ] && [ -w /dev/shm ]; then
+		echo /dev/shm
+	else
+		echo "${TMPDIR:-/tmp}"
+	fi
+}
+
+# lo_wait_mcast NS MGID PID: poll (bounded) until a QP of namespace NS is
+# a member of the group MGID (32 hex digits), i.e. the receiver joined and
+# attached; fail early if the receiver died.  The verbs layer creates
+# <base>/<NS>-mcast/<MGID>/<qpn> in ibv_attach_mcast.
+lo_wait_mcast()
+{
+	_dir="$(lo_mcast_base)/$1-mcast/$2"
+	_i=0
+	while [ "$_i" -lt 1000 ]; do
+		for _m in "$_dir"/*; do
+			[ -e "$_m" ] && return 0
+		done
+		kill -0 "$3" 2>/dev/null || return 1
+		sleep 0.01
+		_i=$((_i + 1))
+	done
+	return 1
+}
+
+# lo_wait_ready NS PID: wait for the server of lo_run_pair (see there).
+lo_wait_ready()
+{
+	if [ -n "${LO_MGID:-}" ]; then
+		lo_wait_mcast "$1" "$LO_MGID" "$2"
+	else
+		lo_wait_listen "$1" "$LO_PS" "$LO_PORT" "$2"
+	fi
 }
 
 # lo_expect FILE REGEX...: every extended regex must match a line of FILE.
@@ -126,6 +167,8 @@ lo_check_reports()
 # lo_run_pair MODE LABEL: one run of $LO_SERVER / $LO_CLIENT (word-split
 # command lines) in MODE "plain" or "shim".
 #   LO_PS, LO_PORT      listener to wait for (e.g. tcp 7471)
+#   LO_MGID             instead: wait until the server (a multicast
+#                       receiver) is a member of this group
 #   LO_KILL_SERVER=1    the server never exits: kill it after the client
 #   LO_SERVER_EXPECT, LO_CLIENT_EXPECT  newline-separated regexes
 #   LO_CLIENT_REJECT    a regex no client output line may match
@@ -163,8 +206,8 @@ lo_run_pair()
 		RDMACHECK_OPTIONS="$_opt_s" $LO_SERVER >"$_d/server.out" \
 		2>"$_d/server.err" &
 	lo_spid=$!
-	if ! lo_wait_listen "$_ns" "$LO_PS" "$LO_PORT" "$lo_spid"; then
-		lo_log "FAIL [$_mode] $_label: server never listened"
+	if ! lo_wait_ready "$_ns" "$lo_spid"; then
+		lo_log "FAIL [$_mode] $_label: server never got ready"
 		{ kill "$lo_spid"; } 2>/dev/null
 		_status=1
 	else

@@ -2,7 +2,7 @@
  * src/loopback/cm/channel.c: event channels and events of the loopback
  * librdmacm: rdma_create/destroy_event_channel, rdma_get_cm_event,
  * rdma_ack_cm_event, rdma_event_str, rdma_migrate_id, the event accounting
- * that makes destroy/migrate wait, and the synchronous-id wait.
+ * that makes destroy/migrate/leave wait, and the synchronous-id wait.
  *
  * A channel's fd is an eventfd in semaphore mode: one token per queued
  * event, so it polls readable exactly when events wait and honours the
@@ -124,8 +124,11 @@ static void cm_drop_req(struct cm_event *e)
 	e->req = NULL;
 }
 
-/* Drop the id's events that were never fetched.  Caller holds cm.lock. */
-void cm_purge_events(struct cm_id *p)
+/*
+ * Drop the id's events that were never fetched (only those of one join
+ * when mc is set).  Caller holds cm.lock.
+ */
+static void cm_purge(struct cm_id *p, struct cm_mc *mc)
 {
 	struct cm_channel *ch = cm_chan(p->id.channel);
 	struct cm_list *l, *n;
@@ -134,13 +137,23 @@ void cm_purge_events(struct cm_id *p)
 		struct cm_event *e = cm_container_of(l, struct cm_event, link);
 
 		n = l->next;
-		if (e->owner != p)
+		if (e->owner != p || (mc && e->mc != mc))
 			continue;
 		cm_list_del(&e->link);
 		cm_untoken(ch);
 		cm_drop_req(e);
 		free(e);
 	}
+}
+
+void cm_purge_events(struct cm_id *p)
+{
+	cm_purge(p, NULL);
+}
+
+void cm_purge_mc_events(struct cm_id *p, struct cm_mc *mc)
+{
+	cm_purge(p, mc);
 }
 
 void cm_wait_acked(struct cm_id *p)
@@ -155,6 +168,9 @@ static void cm_complete_event(struct cm_event *e)
 {
 	pthread_mutex_lock(&cm.lock);
 	if (e->charged) {
+		/* an mc ack counts for the join and for the id */
+		if (e->mc)
+			e->mc->completed++;
 		e->charged->completed++;
 		pthread_cond_broadcast(&cm.cond);
 	}
@@ -214,6 +230,8 @@ again:
 	p = e->owner;
 	e->charged = p;
 	p->reported++;
+	if (e->mc)
+		e->mc->reported++;
 	if (e->kind == CM_EVK_CONN_REQ && e->req) {
 		/* the request now belongs to this event, not the listener */
 		cm_list_del(&e->req->link);
@@ -246,6 +264,9 @@ again:
 		break;
 	case CM_EVK_ADDR:
 		cm_process_addr(e);
+		break;
+	case CM_EVK_MC_JOIN:
+		cm_process_join(e);
 		break;
 	default:
 		if (e->ev.event == RDMA_CM_EVENT_REJECTED)

@@ -3,13 +3,15 @@
  *
  * Owns the private id, channel, event and connection structures shared by
  * channel.c (channels, events, sync waits, migrate), id.c (init, devices,
- * ids, addressing, endpoints), conn.c (wire protocol, progress thread,
- * connection calls, QPs) and stubs.c (not yet emulated parts).
+ * ids, addressing, endpoints), conn.c (wire protocol incl. SIDR, progress
+ * thread, connection calls, QPs), mcast.c (multicast joins) and stubs.c
+ * (not yet emulated parts).
  *
  * Locking: one process-wide mutex (cm.lock) guards every id's state, every
- * channel queue and the event accounting; cm.cond wakes destroy/migrate
- * waiters.  It is never held across a call to an exported rdmacm or verbs
- * function, so an interposer may re-enter anything.
+ * channel queue, the joins and the event accounting; cm.cond wakes
+ * destroy/migrate/leave waiters.  It is never held across a call to an
+ * exported rdmacm or verbs function, so an interposer may re-enter
+ * anything.
  */
 #ifndef LOOPBACK_CM_H
 #define LOOPBACK_CM_H
@@ -59,6 +61,17 @@ static inline void cm_list_del(struct cm_list *n)
 #define CM_REP_PDATA	196
 #define CM_REJ_PDATA	148
 #define CM_PDATA_MAX	256
+/* SIDR: the REQ loses the CMA header too; the REP is all the user's. */
+#define CM_SIDR_REQ_PDATA	216
+#define CM_SIDR_REP_PDATA	136
+
+/* SIDR REP status, reported as UNREACHABLE status on the active side. */
+#define CM_SIDR_SUCCESS		0
+#define CM_SIDR_REJECT		1
+#define CM_SIDR_UNSUPPORTED	2
+
+/* Multicast: QPN of every group, and the loopback device's MLID. */
+#define CM_MC_QPN		0xffffff
 
 /* IB CM reject reasons reported as REJECTED status. */
 #define CM_REJ_INVALID_SID	8
@@ -98,8 +111,8 @@ enum cm_msg_type {
 	CM_MSG_REJ,
 	CM_MSG_DREQ,
 	CM_MSG_DREP,
-	CM_MSG_SIDR_REQ,	/* reserved for the UD issue */
-	CM_MSG_SIDR_REP,
+	CM_MSG_SIDR_REQ,	/* UD: REQ and REP in one round trip */
+	CM_MSG_SIDR_REP,	/* reason carries the SIDR status */
 };
 
 struct cm_msg {
@@ -119,6 +132,7 @@ struct cm_msg {
 	uint32_t pid;
 	uint32_t ece_vendor;
 	uint32_t ece_options;
+	uint32_t qkey;			/* SIDR */
 	struct sockaddr_storage src;	/* REQ: initiator's address */
 	struct sockaddr_storage dst;	/* REQ: address it dialled */
 	uint8_t pdata[CM_PDATA_MAX];
@@ -145,6 +159,18 @@ enum cm_ev_kind {
 	CM_EVK_CONN_REQ,
 	CM_EVK_CONN_RESP,
 	CM_EVK_ADDR,
+	CM_EVK_MC_JOIN,
+};
+
+/* One rdma_join_multicast record (the real library's cma_multicast). */
+struct cm_mc {
+	struct cm_list link;		/* in its id's mcs */
+	void *context;
+	struct sockaddr_storage addr;
+	uint16_t join_flags;
+	union ibv_gid mgid;
+	unsigned int reported;		/* its events given to the user */
+	unsigned int completed;		/* ... and acked */
 };
 
 struct cm_event {
@@ -155,6 +181,7 @@ struct cm_event {
 	struct cm_id *charged;		/* set when fetched */
 	enum cm_ev_kind kind;
 	struct cm_sock *req;		/* CONNECT_REQUEST: pending connection */
+	struct cm_mc *mc;		/* MULTICAST_JOIN/ERROR: its join */
 };
 
 struct cm_id {
@@ -171,6 +198,7 @@ struct cm_id {
 					 * the connection on the active side */
 	struct cm_sock *conn;		/* connection (passive child) */
 	struct cm_list pending;		/* listener: requests not fetched */
+	struct cm_list mcs;		/* joined groups (struct cm_mc) */
 	int own_send_cq, own_recv_cq;	/* CQs the library made */
 	uint32_t remote_qpn;
 	uint32_t remote_psn;
@@ -215,6 +243,7 @@ int cm_init(void);
 int cm_bind_device(struct rdma_cm_id *id);
 int cm_addr_is_local(const struct sockaddr *sa);
 socklen_t cm_addr_len(const struct sockaddr *sa);
+void cm_set_gid(union ibv_gid *gid, const struct sockaddr *sa);
 uint16_t cm_addr_port(const struct sockaddr *sa);
 void cm_addr_set_port(struct sockaddr *sa, uint16_t port);
 int cm_bind_port(struct cm_id *p, const struct sockaddr *addr);
@@ -233,6 +262,7 @@ struct cm_event *cm_event_new(struct cm_id *owner, enum rdma_cm_event_type t,
 			      int status);
 void cm_queue_event(struct cm_id *p, struct cm_event *e);
 void cm_purge_events(struct cm_id *p);
+void cm_purge_mc_events(struct cm_id *p, struct cm_mc *mc);
 int cm_complete(struct rdma_cm_id *id);
 void cm_wait_acked(struct cm_id *p);
 
@@ -244,5 +274,10 @@ void cm_close_id_socks(struct cm_id *p);
 int cm_process_conn_req(struct cm_event *e);
 int cm_process_conn_resp(struct cm_event *e);
 void cm_qp_to_err(struct rdma_cm_id *id);
+uint32_t cm_ud_qkey(struct rdma_cm_id *id);
+
+/* mcast.c */
+int cm_process_join(struct cm_event *e);
+void cm_free_mcs(struct cm_id *p);
 
 #endif

@@ -2,7 +2,8 @@
  * src/loopback/cm/conn.c: the connection protocol of the loopback
  * librdmacm and the calls that drive it: the per-process progress thread
  * (epoll over listening and connection sockets), REQ/REP/RTU/REJ/DREQ/DREP
- * handling, rdma_connect/accept/reject/establish/disconnect/notify,
+ * and SIDR REQ/REP (UD port spaces) handling,
+ * rdma_connect/accept/reject/establish/disconnect/notify,
  * rdma_init_qp_attr, QP and SRQ creation through the public verbs API,
  * and the ECE calls.
  *
@@ -28,6 +29,23 @@ static int progress_err;
 static int cm_req_pdata_max(enum rdma_port_space ps)
 {
 	return ps == RDMA_PS_IB ? CM_REQ_PDATA : CM_REQ_PDATA - CM_CMA_HDR;
+}
+
+static int cm_is_ud(struct rdma_cm_id *id)
+{
+	return id->qp_type == IBV_QPT_UD;
+}
+
+/* The Q_Key the real stack gives a UD id of this port space. */
+uint32_t cm_ud_qkey(struct rdma_cm_id *id)
+{
+	return id->ps == RDMA_PS_IPOIB ? 0 : RDMA_UDP_QKEY;
+}
+
+static int cm_sidr_req_pdata_max(enum rdma_port_space ps)
+{
+	return ps == RDMA_PS_IB ? CM_SIDR_REQ_PDATA :
+	       CM_SIDR_REQ_PDATA - CM_CMA_HDR;
 }
 
 int cm_send_msg(struct cm_sock *s, struct cm_msg *m)
@@ -133,6 +151,9 @@ static void cm_handle_hup(struct cm_sock *s)
 	s->hup = 1;
 	if (!p)
 		return;
+	/* SIDR is one round trip: a UD id owes nothing to its peer after */
+	if (cm_is_ud(&p->id) && p->state != CM_CONNECTING)
+		return;
 	switch (p->state) {
 	case CM_CONNECTING:
 		p->state = CM_ERROR;
@@ -167,6 +188,58 @@ static void cm_copy_pdata(struct cm_event *e, const struct cm_msg *m,
 	e->ev.param.conn.private_data_len = padded;
 }
 
+/* The UD ah_attr towards gid, as the kernel builds it from the path. */
+static void cm_ud_ah(struct rdma_cm_id *id, struct ibv_ah_attr *ah,
+		     const union ibv_gid *gid)
+{
+	memset(ah, 0, sizeof(*ah));
+	ah->is_global = 1;
+	ah->grh.dgid = *gid;
+	ah->grh.sgid_index = 0;
+	ah->grh.hop_limit = 64;
+	ah->port_num = id->port_num ? id->port_num : 1;
+}
+
+/*
+ * Active UD id: the SIDR REP (or a REJ from a CM that had no listener or
+ * gave up on the request).  Caller holds cm.lock.
+ */
+static void cm_handle_sidr_rep(struct cm_id *p, const struct cm_msg *m)
+{
+	struct cm_event *e;
+	int status;
+
+	if (p->state != CM_CONNECTING)
+		return;
+	if (m->type == CM_MSG_REJ)
+		status = m->reason == CM_REJ_INVALID_SID ?
+			 CM_SIDR_UNSUPPORTED : CM_SIDR_REJECT;
+	else
+		status = m->reason;
+	if (status != CM_SIDR_SUCCESS) {
+		/* the kernel reports a failed SIDR as UNREACHABLE */
+		p->state = CM_REJECTED;
+		e = cm_event_new(p, RDMA_CM_EVENT_UNREACHABLE, status);
+		if (!e)
+			return;
+		cm_copy_pdata(e, m, CM_SIDR_REP_PDATA);
+		cm_queue_event(p, e);
+		return;
+	}
+	p->state = CM_CONNECTED;
+	p->remote_qpn = m->qpn;
+	p->remote_known = 1;
+	e = cm_event_new(p, RDMA_CM_EVENT_ESTABLISHED, 0);
+	if (!e)
+		return;
+	cm_copy_pdata(e, m, CM_SIDR_REP_PDATA);
+	cm_ud_ah(&p->id, &e->ev.param.ud.ah_attr,
+		 &p->id.route.addr.addr.ibaddr.dgid);
+	e->ev.param.ud.qp_num = m->qpn;
+	e->ev.param.ud.qkey = m->qkey;
+	cm_queue_event(p, e);
+}
+
 static void cm_handle_msg(struct cm_sock *s, struct cm_msg *m)
 {
 	struct cm_id *p = s->id;
@@ -185,9 +258,11 @@ static void cm_handle_msg(struct cm_sock *s, struct cm_msg *m)
 			s->hup = 1;
 			return;
 		}
-		if (m->type != CM_MSG_REQ || !l || l->state != CM_LISTEN ||
+		if ((m->type != CM_MSG_REQ && m->type != CM_MSG_SIDR_REQ) ||
+		    !l || l->state != CM_LISTEN ||
 		    m->ps != (uint32_t)l->id.ps) {
-			if (m->type == CM_MSG_REQ) {
+			if (m->type == CM_MSG_REQ ||
+			    m->type == CM_MSG_SIDR_REQ) {
 				struct cm_msg rej;
 
 				memset(&rej, 0, sizeof(rej));
@@ -207,6 +282,11 @@ static void cm_handle_msg(struct cm_sock *s, struct cm_msg *m)
 		return;
 	}
 
+	if (cm_is_ud(&p->id) &&
+	    (m->type == CM_MSG_SIDR_REP || m->type == CM_MSG_REJ)) {
+		cm_handle_sidr_rep(p, m);
+		return;
+	}
 	switch (m->type) {
 	case CM_MSG_REP:
 		if (p->state != CM_CONNECTING)
@@ -446,10 +526,6 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	struct cm_msg m;
 	int len = 0, n, fd;
 
-	if (id->qp_type == IBV_QPT_UD) {
-		errno = ENOSYS;	/* SIDR comes with the UD issue */
-		return -1;
-	}
 	if (cm_valid_param(p, conn_param))
 		return -1;
 	if (conn_param) {
@@ -462,7 +538,8 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	}
 	if (!pdata)
 		len = 0;
-	if (len > cm_req_pdata_max(id->ps)) {
+	if (len > (cm_is_ud(id) ? cm_sidr_req_pdata_max(id->ps) :
+				  cm_req_pdata_max(id->ps))) {
 		errno = EINVAL;
 		return -1;
 	}
@@ -477,7 +554,9 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	p->responder_resources = conn_param &&
 		conn_param->responder_resources != RDMA_MAX_RESP_RES ?
 		conn_param->responder_resources : cm.max_resp_res;
-	cm_fill_msg(p, &m, CM_MSG_REQ, conn_param, pdata, len);
+	cm_fill_msg(p, &m, cm_is_ud(id) ? CM_MSG_SIDR_REQ : CM_MSG_REQ,
+		    conn_param, pdata, len);
+	m.qkey = cm_ud_qkey(id);
 	memcpy(&m.src, &id->route.addr.src_addr,
 	       cm_addr_len(&id->route.addr.src_addr));
 	memcpy(&m.dst, &id->route.addr.dst_addr,
@@ -492,14 +571,22 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	if (connect(fd, (struct sockaddr *)&sun,
 		    offsetof(struct sockaddr_un, sun_path) + 1 + n) ||
 	    send(fd, &m, sizeof(m), MSG_NOSIGNAL) != sizeof(m)) {
-		/* nobody listens: the IB CM answers "invalid service ID" */
+		/*
+		 * Nobody listens: the IB CM answers "invalid service ID"; a
+		 * SIDR REQ gets a SIDR REP "unsupported", i.e. UNREACHABLE.
+		 */
 		pthread_mutex_lock(&cm.lock);
 		p->state = CM_REJECTED;
-		e = cm_event_new(p, RDMA_CM_EVENT_REJECTED,
-				 CM_REJ_INVALID_SID);
+		if (cm_is_ud(id))
+			e = cm_event_new(p, RDMA_CM_EVENT_UNREACHABLE,
+					 CM_SIDR_UNSUPPORTED);
+		else
+			e = cm_event_new(p, RDMA_CM_EVENT_REJECTED,
+					 CM_REJ_INVALID_SID);
 		if (e) {
 			memset(&m, 0, sizeof(m));
-			cm_copy_pdata(e, &m, CM_REJ_PDATA);
+			cm_copy_pdata(e, &m, cm_is_ud(id) ? CM_SIDR_REP_PDATA :
+				      CM_REJ_PDATA);
 			cm_queue_event(p, e);
 		}
 		pthread_mutex_unlock(&cm.lock);
@@ -650,6 +737,20 @@ int cm_process_conn_req(struct cm_event *e)
 	c->remote_ece.options = s->req.ece_options;
 	pthread_mutex_unlock(&cm.lock);
 
+	if (cm_is_ud(id)) {
+		struct rdma_ib_addr *ib = &id->route.addr.addr.ibaddr;
+
+		/* the initiator's QP and Q_Key, and the way back to it */
+		cm_set_gid(&ib->sgid, &id->route.addr.src_addr);
+		cm_set_gid(&ib->dgid, &id->route.addr.dst_addr);
+		cm_copy_pdata(e, &s->req, cm_sidr_req_pdata_max(l->id.ps));
+		cm_ud_ah(id, &e->ev.param.ud.ah_attr, &ib->dgid);
+		e->ev.param.ud.qp_num = s->req.qpn;
+		e->ev.param.ud.qkey = s->req.qkey;
+		e->ev.id = id;
+		e->ev.listen_id = &l->id;
+		return 0;
+	}
 	max = cm_req_pdata_max(l->id.ps);
 	cm_copy_pdata(e, &s->req, max);
 	e->ev.param.conn.responder_resources = s->req.init_depth;
@@ -678,6 +779,62 @@ fail:
 	return -1;
 }
 
+/*
+ * Caller holds cm.lock.  The SIDR REP ends the exchange: the passive UD
+ * id gets no further event, so the connection socket goes at once.
+ */
+static int cm_send_sidr_rep(struct cm_id *p, struct cm_msg *m, int state)
+{
+	int ret;
+
+	if (p->state != CM_REQ_RCVD || !p->conn) {
+		errno = p->state == CM_ERROR ? ECONNRESET : EINVAL;
+		return -1;
+	}
+	ret = cm_send_msg(p->conn, m);
+	cm_sock_close(p->conn);
+	p->conn = NULL;
+	if (ret) {
+		p->state = CM_ERROR;
+		errno = ECONNRESET;
+		return -1;
+	}
+	p->state = state;
+	return 0;
+}
+
+/* rdma_accept of a UD (SIDR) request: answer with our QPN and Q_Key. */
+static int cm_accept_ud(struct cm_id *p, struct rdma_conn_param *param)
+{
+	struct rdma_cm_id *id = &p->id;
+	const void *pdata = NULL;
+	struct cm_msg m;
+	int len = 0, ret;
+
+	/* the real library reads conn_param->qp_num first and crashes */
+	if (!id->qp && !param) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (param && param->private_data) {
+		pdata = param->private_data;
+		len = param->private_data_len;
+	}
+	if (len > CM_SIDR_REP_PDATA) {
+		errno = EINVAL;
+		return -1;
+	}
+	cm_fill_msg(p, &m, CM_MSG_SIDR_REP, param, pdata, len);
+	m.reason = CM_SIDR_SUCCESS;
+	m.qkey = cm_ud_qkey(id);
+	pthread_mutex_lock(&cm.lock);
+	ret = cm_send_sidr_rep(p, &m, CM_CONNECTED);
+	pthread_mutex_unlock(&cm.lock);
+	if (ret)
+		cm_qp_to_err(id);
+	return ret;
+}
+
 int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	struct cm_id *p = cm_id(id);
@@ -685,10 +842,8 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	struct cm_msg m;
 	int len = 0, ret;
 
-	if (id->qp_type == IBV_QPT_UD) {
-		errno = ENOSYS;	/* SIDR comes with the UD issue */
-		return -1;
-	}
+	if (cm_is_ud(id))
+		return cm_accept_ud(p, conn_param);
 	/* the real library reads conn_param->qp_num first and crashes */
 	if (!id->qp && !conn_param) {
 		errno = EINVAL;
@@ -745,10 +900,21 @@ static int cm_reject(struct rdma_cm_id *id, const void *pdata,
 {
 	struct cm_id *p = cm_id(id);
 	struct cm_msg m;
+	int ret;
 
-	if (len > CM_REJ_PDATA) {
+	if (len > (cm_is_ud(id) ? CM_SIDR_REP_PDATA : CM_REJ_PDATA)) {
 		errno = EINVAL;
 		return -1;
+	}
+	if (cm_is_ud(id)) {
+		/* a SIDR REP with status "rejected" */
+		cm_fill_msg(p, &m, CM_MSG_SIDR_REP, NULL, pdata,
+			    pdata ? len : 0);
+		m.reason = CM_SIDR_REJECT;
+		pthread_mutex_lock(&cm.lock);
+		ret = cm_send_sidr_rep(p, &m, CM_REJECTED);
+		pthread_mutex_unlock(&cm.lock);
+		return ret;
 	}
 	cm_fill_msg(p, &m, CM_MSG_REJ, NULL, pdata, pdata ? len : 0);
 	m.reason = reason;
@@ -811,6 +977,9 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	}
 	/* flush first, as ucma_shutdown does for IB/RoCE */
 	cm_qp_to_err(id);
+	/* a UD id has no connection: the IB CM has nothing to send */
+	if (cm_is_ud(id))
+		return 0;
 	pthread_mutex_lock(&cm.lock);
 	switch (p->state) {
 	case CM_ACCEPTED:
@@ -867,8 +1036,7 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
 		qp_attr->port_num = id->port_num ? id->port_num : 1;
 		*qp_attr_mask = IBV_QP_STATE | IBV_QP_PKEY_INDEX | IBV_QP_PORT;
 		if (id->qp_type == IBV_QPT_UD) {
-			qp_attr->qkey = id->ps == RDMA_PS_IPOIB ? 0 :
-					RDMA_UDP_QKEY;
+			qp_attr->qkey = cm_ud_qkey(id);
 			*qp_attr_mask |= IBV_QP_QKEY;
 		} else {
 			qp_attr->qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
@@ -877,7 +1045,12 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
 		}
 		return 0;
 	case IBV_QPS_RTR:
-		if (!p->remote_known || id->qp_type == IBV_QPT_UD)
+		if (cm_is_ud(id)) {
+			/* UD needs nothing beyond INIT's attributes */
+			*qp_attr_mask = IBV_QP_STATE;
+			return 0;
+		}
+		if (!p->remote_known)
 			break;
 		qp_attr->path_mtu = IBV_MTU_4096;
 		qp_attr->dest_qp_num = p->remote_qpn;
@@ -894,7 +1067,12 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
 				IBV_QP_MIN_RNR_TIMER;
 		return 0;
 	case IBV_QPS_RTS:
-		if (!p->remote_known || id->qp_type == IBV_QPT_UD)
+		if (cm_is_ud(id)) {
+			qp_attr->sq_psn = 0;
+			*qp_attr_mask = IBV_QP_STATE | IBV_QP_SQ_PSN;
+			return 0;
+		}
+		if (!p->remote_known)
 			break;
 		qp_attr->sq_psn = p->local_psn;
 		qp_attr->timeout = 14;

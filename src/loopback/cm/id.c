@@ -220,6 +220,30 @@ static int cm_addr_is_any(const struct sockaddr *sa)
 	return 0;
 }
 
+static int cm_addr_is_mcast(const struct sockaddr *sa)
+{
+	if (sa->sa_family == AF_INET)
+		return IN_MULTICAST(ntohl(
+			((const struct sockaddr_in *)sa)->sin_addr.s_addr));
+	if (sa->sa_family == AF_INET6)
+		return IN6_IS_ADDR_MULTICAST(
+			&((const struct sockaddr_in6 *)sa)->sin6_addr);
+	return 0;
+}
+
+/* The loopback address of sa's family, with port 0. */
+static void cm_addr_loopback(struct sockaddr_storage *ss,
+			     const struct sockaddr *sa)
+{
+	memset(ss, 0, sizeof(*ss));
+	ss->ss_family = sa->sa_family;
+	if (sa->sa_family == AF_INET)
+		((struct sockaddr_in *)ss)->sin_addr.s_addr =
+			htonl(INADDR_LOOPBACK);
+	else if (sa->sa_family == AF_INET6)
+		((struct sockaddr_in6 *)ss)->sin6_addr = in6addr_loopback;
+}
+
 /* 127/8, ::1, wildcards, AF_IB and any address of a local interface. */
 int cm_addr_is_local(const struct sockaddr *sa)
 {
@@ -376,6 +400,7 @@ int cm_alloc_id(struct rdma_event_channel *channel, struct cm_id **out,
 	p->id.ps = ps;
 	p->id.qp_type = qp_type;
 	cm_list_init(&p->pending);
+	cm_list_init(&p->mcs);
 	p->local_psn = (uint32_t)(((uintptr_t)p >> 4) ^ getpid()) & 0xffffff;
 	pthread_mutex_lock(&cm.lock);
 	cm_chan(channel)->nids++;
@@ -398,6 +423,7 @@ void cm_free_id(struct cm_id *p)
 		rdma_destroy_event_channel(p->id.channel);
 	else if (free_ch)
 		free(ch);
+	cm_free_mcs(p);
 	free(p->id.route.path_rec);
 	free(p->connect);
 	free(p);
@@ -498,7 +524,7 @@ int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 	return cm_do_bind(id, addr);
 }
 
-static void cm_set_gid(union ibv_gid *gid, const struct sockaddr *sa)
+void cm_set_gid(union ibv_gid *gid, const struct sockaddr *sa)
 {
 	memset(gid, 0, sizeof(*gid));
 	if (sa->sa_family == AF_INET) {
@@ -521,7 +547,7 @@ int cm_do_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src,
 	struct cm_id *p = cm_id(id);
 	struct sockaddr_storage any;
 	struct cm_event *e;
-	int local;
+	int local, mcast;
 
 	if (!dst || !cm_addr_len(dst)) {
 		errno = EINVAL;
@@ -533,14 +559,20 @@ int cm_do_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src,
 		return -1;
 	}
 	memcpy(&id->route.addr.dst_addr, dst, cm_addr_len(dst));
-	local = cm_addr_is_local(dst);
+	/* a multicast group is reached through the loopback device */
+	mcast = cm_addr_is_mcast(dst);
+	local = mcast || cm_addr_is_local(dst);
 	if (!p->port && local) {
 		if (src && cm_addr_len(src)) {
 			if (cm_do_bind(id, src))
 				return -1;
 		} else {
-			memset(&any, 0, sizeof(any));
-			memcpy(&any, dst, cm_addr_len(dst));
+			if (mcast) {
+				cm_addr_loopback(&any, dst);
+			} else {
+				memset(&any, 0, sizeof(any));
+				memcpy(&any, dst, cm_addr_len(dst));
+			}
 			cm_addr_set_port((struct sockaddr *)&any, 0);
 			if (cm_bind_port(p, (struct sockaddr *)&any))
 				return -1;
@@ -550,7 +582,11 @@ int cm_do_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src,
 	if (cm_addr_is_any(&id->route.addr.src_addr)) {
 		uint16_t port = cm_addr_port(&id->route.addr.src_addr);
 
-		memcpy(&id->route.addr.src_addr, dst, cm_addr_len(dst));
+		if (mcast)
+			cm_addr_loopback(&any, dst);
+		else
+			memcpy(&any, dst, cm_addr_len(dst));
+		memcpy(&id->route.addr.src_addr, &any, cm_addr_len(dst));
 		cm_addr_set_port(&id->route.addr.src_addr, port);
 	}
 	cm_set_gid(&id->route.addr.addr.ibaddr.sgid, &id->route.addr.src_addr);

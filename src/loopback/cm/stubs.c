@@ -1,6 +1,6 @@
 /*
  * src/loopback/cm/stubs.c: the parts of the librdmacm ABI the loopback
- * backend does not emulate yet (multicast, rsockets) and the RDMACM_1.4
+ * backend does not emulate yet (rsockets) and the RDMACM_1.4
  * additions of newer releases.  Everything fails cleanly with -1 and
  * ENOSYS/EOPNOTSUPP; the r* calls that the real library routes through
  * other exports (rselect -> rpoll, rread -> rrecv, ...) do the same here,
@@ -33,26 +33,6 @@ int rdma_write_cm_event(struct rdma_cm_id *id, int event, int status,
 static int cm_nosys(void)
 {
 	errno = ENOSYS;
-	return -1;
-}
-
-/* Multicast: with the UD issue. */
-int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
-			void *context)
-{
-	return cm_nosys();
-}
-
-int rdma_join_multicast_ex(struct rdma_cm_id *id,
-			   struct rdma_cm_join_mc_attr_ex *mc_join_attr,
-			   void *context)
-{
-	return cm_nosys();
-}
-
-int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
-{
-	errno = EADDRNOTAVAIL;	/* nothing can have been joined */
 	return -1;
 }
 
