@@ -31,6 +31,14 @@ enum rc_obj_flags {
 	RC_F_VERBS_GONE = 1 << 5, /* qp: destroyed with ibv_destroy_qp */
 };
 
+/* A multicast join as we know it: the handle of its record. */
+struct rc_mc_key {
+	uintptr_t id;
+	void *context;
+	unsigned len;
+	unsigned char addr[128];
+};
+
 struct rc_obj {
 	uintptr_t handle;	/* 0: empty slot */
 	uint32_t gen;		/* unique per registration, never 0 */
@@ -51,6 +59,7 @@ struct rc_obj {
 			struct rc_ref parent;	/* listener, for children */
 			int unacked;	/* user-held events charged here */
 			int lib_held;	/* library-held events charged */
+			int joins;	/* multicast groups joined */
 		} id;
 		struct {
 			struct rc_ref id;	/* charged id */
@@ -58,7 +67,13 @@ struct rc_obj {
 			uintptr_t ev_id;	/* event->id */
 			int type;
 			pid_t holder;		/* thread that fetched it */
+			struct rc_ref mc;	/* multicast join, if any */
 		} ev;
+		struct {
+			struct rc_ref id;	/* the joining id */
+			int unacked;	/* user-held events of the group */
+			struct rc_mc_key *key;	/* our copy of the address */
+		} mc;
 		struct {
 			struct rc_ref id;	/* owning cm id */
 		} qp;

@@ -118,6 +118,9 @@ void rc_check_use_after_ack(struct rc_call *c, const void *ptr,
 			    const char *what);
 void rc_acked_atfork_child(void);
 
+/* wrap_mcast.c: the join a multicast event belongs to (0 if none). */
+struct rc_ref rc_mcast_of_event(uintptr_t id, const void *context);
+
 /* Our own event names: a wrapper must not call rdma_event_str. */
 const char *rc_event_name(int type);
 

@@ -105,6 +105,11 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 	e.u.ev.ev_id = (uintptr_t)ev->id;
 	e.u.ev.type = ev->event;
 	e.u.ev.holder = c.tid;
+	/* A multicast event also counts for its group (rare: a scan). */
+	if (ev->event == RDMA_CM_EVENT_MULTICAST_JOIN ||
+	    ev->event == RDMA_CM_EVENT_MULTICAST_ERROR)
+		e.u.ev.mc = rc_mcast_of_event((uintptr_t)ev->id,
+					      ev->param.ud.private_data);
 	if (!rc_reg_insert(&e))
 		return ret;
 	if (c.internal) {
@@ -112,6 +117,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 	} else {
 		RC_REG_ADD(e.u.ev.id, u.id.unacked, 1);
 		RC_REG_ADD(e.u.ev.channel, u.ch.unacked, 1);
+		RC_REG_ADD(e.u.ev.mc, u.mc.unacked, 1);
 	}
 	return ret;
 }
@@ -126,6 +132,7 @@ static void settle(struct rc_call *c, const struct rc_obj *e)
 	} else {
 		RC_REG_ADD(e->u.ev.id, u.id.unacked, -1);
 		RC_REG_ADD(e->u.ev.channel, u.ch.unacked, -1);
+		RC_REG_ADD(e->u.ev.mc, u.mc.unacked, -1);
 	}
 }
 

@@ -154,6 +154,23 @@ static void check_srq(struct rc_call *c, const struct rc_obj *o)
 	rc_report(&f);
 }
 
+/* Groups still joined: the kernel leaves them, our records would leak. */
+static void check_joins(struct rc_call *c, const struct rc_obj *o)
+{
+	struct rc_finding f;
+
+	if (o->u.id.joins <= 0)
+		return;
+	rc_finding_init(&f, RC_R_ID_DESTROY_WITH_MULTICAST, c,
+			"%s(%p): %d multicast group%s still joined; "
+			"librdmacm's join records leak (call "
+			"rdma_leave_multicast first)", rc_fn_info[c->fn].name,
+			(void *)o->handle, o->u.id.joins,
+			o->u.id.joins == 1 ? "" : "s");
+	rc_finding_add(&f, o, NULL);
+	rc_report(&f);
+}
+
 /* id->qp still set, and not taken away with ibv_destroy_qp? */
 static void check_qp(struct rc_call *c, const struct rc_obj *o)
 {
@@ -211,6 +228,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		if (o.handle) {
 			check_qp(&c, &o);
 			check_srq(&c, &o);
+			check_joins(&c, &o);
 		}
 		if (o.handle && (o.flags & RC_F_EP)) {
 			rc_finding_init(&f,
