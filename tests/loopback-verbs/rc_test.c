@@ -9,7 +9,9 @@
  * atomics, inline sends with lkey 0, no CQE for unsignaled WRs,
  * completion channel events (and EAGAIN with O_NONBLOCK), flush on ERR on
  * both sides, a bad rkey (REM_ACCESS_ERR and the target's QP_ACCESS_ERR
- * async event), a bad lkey (LOC_PROT_ERR).  UD: GRH, reply through
+ * async event), a bad lkey (LOC_PROT_ERR), sends to a destroyed peer
+ * (RETRY_EXC_ERR only once the transport timeout expired, with a
+ * completion event).  UD: GRH, reply through
  * ibv_create_ah_from_wc, Q_Key mismatch dropped, multicast.
  */
 #include <errno.h>
@@ -198,7 +200,7 @@ static void open_ep(int r, enum ibv_qp_type type)
 	CHECK(e->pd);
 	e->ch = ibv_create_comp_channel(e->ctx);
 	CHECK(e->ch);
-	e->scq = ibv_create_cq(e->ctx, 32, NULL, NULL, 0);
+	e->scq = ibv_create_cq(e->ctx, 32, e, e->ch, 0);
 	e->rcq = ibv_create_cq(e->ctx, 32, e, e->ch, 0);
 	CHECK(e->scq && e->rcq);
 	e->buf = calloc(1, BUF_SIZE);
@@ -786,6 +788,89 @@ static void test_errors(void)
 	teardown_pair();
 }
 
+/*
+ * What connect_ep sets (timeout 14, retry_cnt 7) gives a transport
+ * timeout of 4.096 us * 2^14 * 8, about 537 ms.
+ */
+#define RETRY_MIN_MS 500
+#define RETRY_MAX_MS 5000
+
+static void test_peer_gone(void)
+{
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr qia;
+	struct ibv_cq *cq;
+	void *cqctx;
+	long t0 = 0, dt;
+
+	/* A send posted after the peer QP was destroyed. */
+	step = "peer-destroyed";
+	setup_pair();
+	DO(B) close_ep(B);
+	barrier();
+	DO(A) {
+		CHECK(ibv_req_notify_cq(eps[A].scq, 0) == 0);
+		t0 = now_ms();
+		post_send(&eps[A], 20, IBV_WR_SEND, 0, 16, IBV_SEND_SIGNALED,
+			  eps[A].mr->lkey, 0, 0, 0);
+		expect_empty(eps[A].scq);
+		CHECK(eps[A].qp->state == IBV_QPS_RTS);
+		wait_readable(eps[A].ch->fd);
+		dt = now_ms() - t0;
+		if (dt < RETRY_MIN_MS || dt > RETRY_MAX_MS)
+			die("RETRY_EXC_ERR after %ld ms", dt);
+		CHECK(ibv_get_cq_event(eps[A].ch, &cq, &cqctx) == 0);
+		CHECK(cq == eps[A].scq && cqctx == &eps[A]);
+		ibv_ack_cq_events(cq, 1);
+		expect_wc(eps[A].scq, 20, IBV_WC_RETRY_EXC_ERR, 0);
+		expect_empty(eps[A].scq);
+		CHECK(ibv_query_qp(eps[A].qp, &qa, IBV_QP_STATE, &qia) == 0);
+		CHECK(qa.qp_state == IBV_QPS_ERR);
+		post_send(&eps[A], 21, IBV_WR_SEND, 0, 16, IBV_SEND_SIGNALED,
+			  eps[A].mr->lkey, 0, 0, 0);
+		expect_wc(eps[A].scq, 21, IBV_WC_WR_FLUSH_ERR, 0);
+		close_ep(A);
+	}
+	barrier();
+
+	/*
+	 * Sends in flight when the peer goes: the first completes (it was
+	 * acknowledged), the second waits at the peer for a RECV that never
+	 * comes and times out, the third (never answered either) is flushed.
+	 */
+	step = "peer-destroyed-in-flight";
+	setup_pair();
+	DO(B) post_recv(&eps[B], 30, 0, 64);
+	barrier();
+	DO(A) {
+		t0 = now_ms();
+		post_send(&eps[A], 31, IBV_WR_SEND, 0, 16, IBV_SEND_SIGNALED,
+			  eps[A].mr->lkey, 0, 0, 0);
+		expect_wc(eps[A].scq, 31, IBV_WC_SUCCESS, IBV_WC_SEND);
+		post_send(&eps[A], 32, IBV_WR_SEND, 0, 16, IBV_SEND_SIGNALED,
+			  eps[A].mr->lkey, 0, 0, 0);
+		post_send(&eps[A], 33, IBV_WR_SEND, 0, 16, IBV_SEND_SIGNALED,
+			  eps[A].mr->lkey, 0, 0, 0);
+	}
+	barrier();
+	DO(B) {
+		expect_wc(eps[B].rcq, 30, IBV_WC_SUCCESS, IBV_WC_RECV);
+		close_ep(B);
+	}
+	barrier();
+	DO(A) {
+		expect_empty(eps[A].scq);
+		expect_wc(eps[A].scq, 32, IBV_WC_RETRY_EXC_ERR, 0);
+		dt = now_ms() - t0;
+		if (dt < RETRY_MIN_MS || dt > RETRY_MAX_MS)
+			die("RETRY_EXC_ERR after %ld ms", dt);
+		expect_wc(eps[A].scq, 33, IBV_WC_WR_FLUSH_ERR, 0);
+		CHECK(eps[A].qp->state == IBV_QPS_ERR);
+		close_ep(A);
+	}
+	barrier();
+}
+
 static struct ibv_ah *make_ah(struct ep *e, const union ibv_gid *dgid)
 {
 	struct ibv_ah_attr aa;
@@ -958,6 +1043,7 @@ int main(int argc, char **argv)
 	test_large();
 	test_data();
 	test_errors();
+	test_peer_gone();
 	test_ud();
 	if (pid) {
 		CHECK(waitpid(pid, &st, 0) == pid);

@@ -228,6 +228,7 @@ enum lo_conn_kind {
 	LO_CONN_RX,		/* stream we accepted: we receive */
 	LO_CONN_WAKE,
 	LO_CONN_UD,		/* a UD QP's datagram socket */
+	LO_CONN_TIMER,		/* timerfd: transport timeouts due */
 };
 
 struct lo_qp;
@@ -296,6 +297,9 @@ struct lo_qp {
 	uint64_t next_seq;
 	bool sq_error;			/* local error: stop sending */
 	bool peer_gone;			/* peer QP destroyed */
+	/* transport timeout running (guarded by the timer list's lock) */
+	struct lo_list tmo_link;	/* on the timer list while armed */
+	uint64_t tmo_deadline;		/* CLOCK_MONOTONIC, ns */
 	uint32_t async_reported;	/* async events taken by the app */
 	/* transport */
 	struct lo_conn *listener;
@@ -388,6 +392,8 @@ bool lo_qp_rx_active(struct lo_qp *qp);
 void lo_qp_handle_msg_locked(struct lo_qp *qp, struct lo_wire_hdr *h,
 			     unsigned char *pay);
 void lo_qp_peer_died_locked(struct lo_qp *qp);
+void lo_qp_timeout_locked(struct lo_qp *qp);
+void lo_qp_peer_lost_locked(struct lo_qp *qp);
 void lo_qp_ud_deliver_locked(struct lo_qp *qp, struct lo_ud_hdr *uh,
 			     const unsigned char *pay);
 void lo_cqe(struct ibv_cq *cq, struct lo_qp *qp, uint64_t wr_id,
@@ -419,5 +425,7 @@ struct lo_txbuf *lo_txbuf_new(const struct lo_wire_hdr *h, size_t paylen);
 int lo_conn_queue(struct lo_conn *c, struct lo_txbuf *b);
 void lo_conn_set_rx(struct lo_conn *c, bool on);
 void lo_conn_close_rx(struct lo_conn *c);
+void lo_tmo_arm(struct lo_qp *qp, uint64_t delay_ns);
+void lo_tmo_cancel(struct lo_qp *qp);
 
 #endif /* LO_VERBS_H */

@@ -22,6 +22,10 @@
 
 enum { LO_DONE, LO_RNR };
 
+/* Bounds of the emulated transport timeout (attr.timeout 0: infinite). */
+#define LO_TMO_MIN_NS	1000000ULL		/* 1 ms */
+#define LO_TMO_MAX_NS	10000000000ULL		/* 10 s */
+
 static uint32_t lo_srq_next;
 
 /* --- helpers ------------------------------------------------------------- */
@@ -174,6 +178,7 @@ void lo_qp_to_err_locked(struct lo_qp *qp)
 {
 	bool was_err = qp->qp.state == IBV_QPS_ERR;
 
+	lo_tmo_cancel(qp);
 	qp->qp.state = IBV_QPS_ERR;
 	qp->attr.qp_state = IBV_QPS_ERR;
 	while (!lo_list_empty(&qp->recvs)) {
@@ -229,6 +234,65 @@ static void lo_sq_progress_locked(struct lo_qp *qp)
 			       w->opcode, w->byte_len, 0, 0, 0, false);
 		free(w);
 	}
+}
+
+/*
+ * How long a requester retries before giving up: 4.096 us * 2^timeout per
+ * try, retry_cnt + 1 tries (IBTA 9.7.6.1.3), within sane bounds.
+ */
+static uint64_t lo_qp_tmo_ns(struct lo_qp *qp)
+{
+	unsigned int t = qp->attr.timeout;
+	uint64_t ns;
+
+	if (!t || t > 31)
+		return LO_TMO_MAX_NS;
+	ns = (4096ULL << t) * ((qp->attr.retry_cnt & 7) + 1);
+	if (ns < LO_TMO_MIN_NS)
+		return LO_TMO_MIN_NS;
+	return ns > LO_TMO_MAX_NS ? LO_TMO_MAX_NS : ns;
+}
+
+/*
+ * Nobody will answer our outstanding requests (the peer QP is gone): the
+ * transport timeout starts, as retries would go unanswered on a wire.
+ */
+void lo_qp_peer_lost_locked(struct lo_qp *qp)
+{
+	struct lo_list *l;
+
+	if (!lo_qp_rx_active(qp))
+		return;
+	for (l = qp->swrs.next; l != &qp->swrs; l = l->next) {
+		if (!lo_container_of(l, struct lo_swr, link)->done) {
+			lo_tmo_arm(qp, lo_qp_tmo_ns(qp));
+			return;
+		}
+	}
+}
+
+/*
+ * The transport timeout expired (progress thread or a polling thread,
+ * under the progress lock): the oldest unfinished send WR fails with
+ * RETRY_EXC_ERR, after every earlier one completed, and the QP goes to
+ * ERR, flushing the rest.
+ */
+void lo_qp_timeout_locked(struct lo_qp *qp)
+{
+	struct lo_list *l;
+
+	if (!lo_qp_rx_active(qp))
+		return;
+	for (l = qp->swrs.next; l != &qp->swrs; l = l->next) {
+		struct lo_swr *w = lo_container_of(l, struct lo_swr, link);
+
+		if (!w->done) {
+			w->done = true;
+			w->status = IBV_WC_RETRY_EXC_ERR;
+			break;
+		}
+	}
+	lo_sq_progress_locked(qp);
 }
 
 static struct lo_swr *lo_swr_find(struct lo_qp *qp, uint64_t seq)
@@ -575,10 +639,13 @@ void lo_qp_handle_msg_locked(struct lo_qp *qp, struct lo_wire_hdr *h,
 		free(pay);
 		return;
 	case LO_OP_BYE:
-		if (h->status && lo_qp_rx_active(qp))
+		if (h->status && lo_qp_rx_active(qp)) {
 			lo_qp_to_err_locked(qp);
-		else
+		} else {
+			/* Its ACKs came before this: the rest never will. */
 			qp->peer_gone = true;
+			lo_qp_peer_lost_locked(qp);
+		}
 		free(pay);
 		return;
 	}
@@ -743,6 +810,7 @@ static struct ibv_qp *lo_qp_create(struct ibv_context *ctx, struct ibv_pd *pd,
 	lo_list_init(&qp->rx_conns);
 	lo_list_init(&qp->mcast);
 	lo_list_init(&qp->xrcd_link);
+	lo_list_init(&qp->tmo_link);
 	qp->ud_tx_fd = -1;
 	qp->block_self_mc = create_flags & IBV_QP_CREATE_BLOCK_SELF_MCAST_LB;
 	qp->qp.context = ctx;
@@ -903,6 +971,7 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	}
 	lo_prog_lock();
 	pthread_mutex_lock(&qp->lock);
+	lo_tmo_cancel(qp);
 	lo_ud_close(qp);
 	lo_qp_close_conns(qp, 0, true);
 	pthread_mutex_unlock(&qp->lock);
@@ -1007,6 +1076,7 @@ static void lo_store_attr(struct lo_qp *qp, struct ibv_qp_attr *a, int mask)
 /* Drop everything without completions (RESET semantics). */
 static void lo_qp_reset_locked(struct lo_qp *qp)
 {
+	lo_tmo_cancel(qp);
 	lo_qp_close_conns(qp, 0, false);
 	while (!lo_list_empty(&qp->recvs)) {
 		struct lo_recv *r = lo_list_first(&qp->recvs, struct lo_recv,
@@ -1376,10 +1446,13 @@ static int lo_post_one(struct lo_qp *qp, struct ibv_send_wr *wr)
 	if (!tx || lo_conn_queue(tx, b)) {
 		if (!tx)
 			free(b);
-		/* Nobody answers: what a transport timeout would say. */
-		w->done = true;
-		w->status = IBV_WC_RETRY_EXC_ERR;
+		/*
+		 * Nobody answers: the WR fails with RETRY_EXC_ERR when the
+		 * transport timeout expires (lo_qp_timeout_locked), not now;
+		 * later WRs are not sent and get flushed then.
+		 */
 		qp->sq_error = true;
+		lo_tmo_arm(qp, lo_qp_tmo_ns(qp));
 		return 0;
 	}
 	if (qp->qp.qp_type == IBV_QPT_UC)

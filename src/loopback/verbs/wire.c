@@ -11,6 +11,11 @@
  * hold an event for them: killing one marks it dead, removes it from epoll
  * and shuts the socket down; the progress thread closes and frees it after
  * the current batch of events.
+ *
+ * Transport timeouts: a QP whose peer can no longer answer sits on the
+ * timer list with a deadline; a timerfd in the epoll set wakes whoever
+ * makes progress when the earliest one is due, and the QP's oldest
+ * outstanding send then completes with IBV_WC_RETRY_EXC_ERR.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
@@ -24,11 +29,13 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/random.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 
 #include "lo_verbs.h"
@@ -40,6 +47,10 @@
 static pthread_mutex_t lo_prog_mtx = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lo_start_mtx = PTHREAD_MUTEX_INITIALIZER;
 static pthread_mutex_t lo_conns_mtx = PTHREAD_MUTEX_INITIALIZER;
+/* The timer list; taken last, under QP locks. */
+static pthread_mutex_t lo_tmo_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct lo_list lo_tmo_qps = { &lo_tmo_qps, &lo_tmo_qps };
+static int lo_timerfd = -1;
 static pthread_once_t lo_atfork_once = PTHREAD_ONCE_INIT;
 static struct lo_list lo_all_conns = { &lo_all_conns, &lo_all_conns };
 static struct lo_list lo_zombies = { &lo_zombies, &lo_zombies };
@@ -76,10 +87,12 @@ static void lo_fork_prepare(void)
 	pthread_mutex_lock(&lo_start_mtx);
 	pthread_mutex_lock(&lo_prog_mtx);
 	pthread_mutex_lock(&lo_conns_mtx);
+	pthread_mutex_lock(&lo_tmo_mtx);
 }
 
 static void lo_fork_parent(void)
 {
+	pthread_mutex_unlock(&lo_tmo_mtx);
 	pthread_mutex_unlock(&lo_conns_mtx);
 	pthread_mutex_unlock(&lo_prog_mtx);
 	pthread_mutex_unlock(&lo_start_mtx);
@@ -104,12 +117,17 @@ static void lo_fork_child(void)
 	}
 	lo_list_init(&lo_all_conns);
 	lo_list_init(&lo_zombies);
+	/* Inherited QPs are off the timer list, so destroying one is safe. */
+	while (!lo_list_empty(&lo_tmo_qps))
+		lo_list_del(lo_tmo_qps.next);
 	if (lo_epfd >= 0)
 		close(lo_epfd);
 	lo_epfd = -1;
 	lo_wakefd = -1;
+	lo_timerfd = -1;
 	lo_prog_waiters = 0;
 	lo_qpn_seed();
+	pthread_mutex_init(&lo_tmo_mtx, NULL);
 	pthread_mutex_init(&lo_conns_mtx, NULL);
 	pthread_mutex_init(&lo_prog_mtx, NULL);
 	pthread_mutex_init(&lo_start_mtx, NULL);
@@ -350,6 +368,101 @@ struct lo_conn *lo_conn_add(enum lo_conn_kind kind, int fd, struct lo_qp *qp,
 	return c;
 }
 
+/* --- transport timeouts ------------------------------------------------- */
+
+static uint64_t lo_now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000000000ULL + ts.tv_nsec;
+}
+
+/* Set the timerfd to the earliest deadline, or disarm it.  Holds tmo. */
+static void lo_tmo_program(void)
+{
+	struct itimerspec its;
+	uint64_t first = 0;
+	struct lo_list *l;
+
+	if (lo_timerfd < 0)
+		return;
+	for (l = lo_tmo_qps.next; l != &lo_tmo_qps; l = l->next) {
+		struct lo_qp *qp = lo_container_of(l, struct lo_qp, tmo_link);
+
+		if (!first || qp->tmo_deadline < first)
+			first = qp->tmo_deadline;
+	}
+	memset(&its, 0, sizeof(its));
+	if (first) {
+		its.it_value.tv_sec = first / 1000000000ULL;
+		its.it_value.tv_nsec = first % 1000000000ULL;
+	}
+	timerfd_settime(lo_timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/*
+ * Start qp's transport timeout (delay_ns from now) unless it is already
+ * running.  Caller holds the QP lock.
+ */
+void lo_tmo_arm(struct lo_qp *qp, uint64_t delay_ns)
+{
+	pthread_mutex_lock(&lo_tmo_mtx);
+	if (lo_list_empty(&qp->tmo_link)) {
+		qp->tmo_deadline = lo_now_ns() + delay_ns;
+		lo_list_add_tail(&lo_tmo_qps, &qp->tmo_link);
+		lo_tmo_program();
+	}
+	pthread_mutex_unlock(&lo_tmo_mtx);
+}
+
+/* Stop qp's transport timeout.  Caller holds the QP lock. */
+void lo_tmo_cancel(struct lo_qp *qp)
+{
+	pthread_mutex_lock(&lo_tmo_mtx);
+	if (!lo_list_empty(&qp->tmo_link)) {
+		lo_list_del(&qp->tmo_link);
+		lo_tmo_program();
+	}
+	pthread_mutex_unlock(&lo_tmo_mtx);
+}
+
+/*
+ * Fire every timeout that is due.  Caller holds lo_prog_mtx, which keeps
+ * the QPs on the list alive: destroying one takes it off under that lock.
+ */
+static void lo_tmo_run(void)
+{
+	uint64_t v, now = lo_now_ns();
+
+	if (read(lo_timerfd, &v, sizeof(v)) < 0)
+		v = 0;	/* not expired yet, or already read */
+	for (;;) {
+		struct lo_qp *qp = NULL;
+		struct lo_list *l;
+
+		pthread_mutex_lock(&lo_tmo_mtx);
+		for (l = lo_tmo_qps.next; l != &lo_tmo_qps; l = l->next) {
+			struct lo_qp *q = lo_container_of(l, struct lo_qp,
+							  tmo_link);
+
+			if (q->tmo_deadline <= now) {
+				qp = q;
+				lo_list_del(&q->tmo_link);
+				break;
+			}
+		}
+		if (!qp)
+			lo_tmo_program();
+		pthread_mutex_unlock(&lo_tmo_mtx);
+		if (!qp)
+			return;
+		pthread_mutex_lock(&qp->lock);
+		lo_qp_timeout_locked(qp);
+		pthread_mutex_unlock(&qp->lock);
+	}
+}
+
 /* --- progress thread ------------------------------------------------------ */
 
 static void lo_accept(struct lo_conn *l)
@@ -505,9 +618,11 @@ static void lo_rx(struct lo_conn *c, uint32_t events)
 
 static void lo_tx_event(struct lo_conn *c, uint32_t events)
 {
-	bool kill = false;
+	bool kill = false, was_broken;
+	struct lo_qp *qp;
 
 	pthread_mutex_lock(&c->tx_lock);
+	was_broken = c->broken;
 	if (events & EPOLLOUT) {
 		lo_txq_push(c);
 		if (lo_list_empty(&c->txq) && (c->events & EPOLLOUT) &&
@@ -525,9 +640,17 @@ static void lo_tx_event(struct lo_conn *c, uint32_t events)
 	}
 	if (c->closing && (c->broken || lo_list_empty(&c->txq)))
 		kill = true;
+	qp = c->closing || was_broken || !c->broken ? NULL : c->qp;
 	pthread_mutex_unlock(&c->tx_lock);
 	if (kill)
 		lo_conn_kill(c);
+	if (qp) {
+		/* Requests still unanswered will never be. */
+		pthread_mutex_lock(&qp->lock);
+		if (qp->tx == c)
+			lo_qp_peer_lost_locked(qp);
+		pthread_mutex_unlock(&qp->lock);
+	}
 }
 
 /*
@@ -555,6 +678,9 @@ static void lo_dispatch(struct epoll_event *ev, int n, bool thread)
 			break;
 		case LO_CONN_UD:
 			lo_ud_rx(c);
+			break;
+		case LO_CONN_TIMER:
+			lo_tmo_run();
 			break;
 		case LO_CONN_WAKE: {
 			uint64_t v;
@@ -635,6 +761,27 @@ static int lo_start_wake(void)
 	return 0;
 }
 
+static int lo_start_timer(void)
+{
+	struct lo_conn *c;
+	int fd = timerfd_create(CLOCK_MONOTONIC, TFD_CLOEXEC | TFD_NONBLOCK);
+
+	if (fd < 0)
+		return -1;
+	c = lo_conn_new(LO_CONN_TIMER, fd, NULL);
+	if (!c) {
+		close(fd);
+		return -1;
+	}
+	if (lo_conn_epoll(c, EPOLL_CTL_ADD, EPOLLIN))
+		return -1;
+	pthread_mutex_lock(&lo_tmo_mtx);
+	lo_timerfd = fd;
+	lo_tmo_program();
+	pthread_mutex_unlock(&lo_tmo_mtx);
+	return 0;
+}
+
 /* Start this process's progress thread if it is not running. */
 static int lo_start(void)
 {
@@ -657,7 +804,7 @@ static int lo_start(void)
 		return -1;
 	}
 	lo_epfd = epfd;
-	if (lo_start_wake()) {
+	if (lo_start_wake() || lo_start_timer()) {
 		close(epfd);
 		lo_epfd = -1;
 		pthread_mutex_unlock(&lo_start_mtx);
