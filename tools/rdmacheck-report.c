@@ -1,0 +1,1739 @@
+/*
+ * rdmacheck-report.c - rdmacheck-report(1): reads the JSON reports that
+ * librdmacheck.so writes (one per process), symbolizes frames offline,
+ * applies suppressions, merges identical findings across processes, and
+ * prints them as text blocks (like the shim's), summary lines, or one
+ * merged JSON document.  Exit status: 0 clean, 1 unsuppressed errors or
+ * leaks remain, 2 usage or input errors.
+ *
+ * Owns: the strict JSON reader, the report model, text/JSON output.
+ * Reuses src/symbolize.c (offline symbolizer), src/suppress.c (matcher),
+ * src/rules.c, src/options.c (rc_complain) and src/util.c (rc_warn).
+ */
+#ifdef HAVE_CONFIG_H
+#include "config.h"
+#endif
+
+#include <dirent.h>
+#include <errno.h>
+#include <getopt.h>
+#include <inttypes.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+
+#include "report.h"
+#include "rules.h"
+#include "stack.h"
+#include "suppress.h"
+#include "symbolize.h"
+
+#define RR_MAX_DEPTH 64			/* JSON nesting */
+#define RR_MAX_FILE (256u << 20)	/* bytes per report */
+
+static const char *prog = "rdmacheck-report";
+
+/* suppress.c references the stack depot, which an offline tool never
+ * reaches (it matches frames already symbolized): a stub, not stack.c. */
+unsigned rc_stack_frames(rc_stack_id id, const uintptr_t **pcs)
+{
+	(void)id;
+	*pcs = NULL;
+	return 0;
+}
+
+static void __attribute__((noreturn, format(printf, 1, 2)))
+die(const char *fmt, ...)
+{
+	va_list ap;
+
+	fprintf(stderr, "%s: ", prog);
+	va_start(ap, fmt);
+	vfprintf(stderr, fmt, ap);
+	va_end(ap);
+	fputc('\n', stderr);
+	exit(2);
+}
+
+static void *xrealloc(void *p, size_t n, size_t size)
+{
+	if (size && n > SIZE_MAX / size)
+		die("out of memory");
+	p = realloc(p, n && size ? n * size : 1);
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+static void *xcalloc(size_t n, size_t size)
+{
+	void *p = calloc(n ? n : 1, size ? size : 1);
+
+	if (!p)
+		die("out of memory");
+	return p;
+}
+
+static char *xstrdup(const char *s)
+{
+	char *d = strdup(s);
+
+	if (!d)
+		die("out of memory");
+	return d;
+}
+
+/* ---- JSON reader ------------------------------------------------------ */
+
+enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
+
+struct jv {
+	enum jtype t;
+	bool b;
+	bool is_int;		/* J_NUM that is an integer fitting i */
+	long long i;
+	char *s;		/* J_STR: decoded, NUL-terminated */
+	size_t n;		/* J_STR: bytes; J_ARR, J_OBJ: entries */
+	struct jv *v;		/* J_ARR, J_OBJ: values */
+	char **k;		/* J_OBJ: keys */
+};
+
+struct jparser {
+	const unsigned char *p, *end, *start;
+	const char *err;	/* first error; position is p */
+	unsigned depth;
+};
+
+static bool jfail(struct jparser *jp, const char *msg)
+{
+	if (!jp->err)
+		jp->err = msg;
+	return false;
+}
+
+static void jskip_ws(struct jparser *jp)
+{
+	while (jp->p < jp->end && (*jp->p == ' ' || *jp->p == '\t' ||
+				   *jp->p == '\n' || *jp->p == '\r'))
+		jp->p++;
+}
+
+static bool jlit(struct jparser *jp, const char *lit)
+{
+	size_t l = strlen(lit);
+
+	if ((size_t)(jp->end - jp->p) < l || memcmp(jp->p, lit, l))
+		return jfail(jp, "invalid literal");
+	jp->p += l;
+	return true;
+}
+
+static int hexval(unsigned char c)
+{
+	if (c >= '0' && c <= '9')
+		return c - '0';
+	if (c >= 'a' && c <= 'f')
+		return c - 'a' + 10;
+	if (c >= 'A' && c <= 'F')
+		return c - 'A' + 10;
+	return -1;
+}
+
+static bool jhex4(struct jparser *jp, unsigned *out)
+{
+	unsigned v = 0;
+	int i, h;
+
+	if (jp->end - jp->p < 4)
+		return jfail(jp, "truncated \\u escape");
+	for (i = 0; i < 4; i++) {
+		h = hexval(jp->p[i]);
+		if (h < 0)
+			return jfail(jp, "bad hex digit in \\u escape");
+		v = v << 4 | (unsigned)h;
+	}
+	jp->p += 4;
+	*out = v;
+	return true;
+}
+
+/* Length of the valid UTF-8 sequence at p (1..4), or 0. */
+static size_t utf8_len(const unsigned char *p, const unsigned char *end)
+{
+	size_t n, i;
+	unsigned c = *p, cp;
+
+	if (c < 0x80)
+		return 1;
+	if (c >= 0xc2 && c <= 0xdf)
+		n = 2, cp = c & 0x1f;
+	else if (c >= 0xe0 && c <= 0xef)
+		n = 3, cp = c & 0x0f;
+	else if (c >= 0xf0 && c <= 0xf4)
+		n = 4, cp = c & 0x07;
+	else
+		return 0;
+	if ((size_t)(end - p) < n)
+		return 0;
+	for (i = 1; i < n; i++) {
+		if ((p[i] & 0xc0) != 0x80)
+			return 0;
+		cp = cp << 6 | (p[i] & 0x3f);
+	}
+	if ((n == 3 && (cp < 0x800 || (cp >= 0xd800 && cp <= 0xdfff))) ||
+	    (n == 4 && (cp < 0x10000 || cp > 0x10ffff)))
+		return 0;
+	return n;
+}
+
+static size_t put_utf8(char *d, unsigned cp)
+{
+	if (cp < 0x80) {
+		d[0] = (char)cp;
+		return 1;
+	}
+	if (cp < 0x800) {
+		d[0] = (char)(0xc0 | cp >> 6);
+		d[1] = (char)(0x80 | (cp & 0x3f));
+		return 2;
+	}
+	if (cp < 0x10000) {
+		d[0] = (char)(0xe0 | cp >> 12);
+		d[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
+		d[2] = (char)(0x80 | (cp & 0x3f));
+		return 3;
+	}
+	d[0] = (char)(0xf0 | cp >> 18);
+	d[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
+	d[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
+	d[3] = (char)(0x80 | (cp & 0x3f));
+	return 4;
+}
+
+/*
+ * A string at jp->p (after the opening quote).  The decoded form is never
+ * longer than the source, so one allocation of the source length is
+ * enough.  \u0080..\u00ff decode to the raw byte: that is how the shim
+ * writes bytes of invalid UTF-8.
+ */
+static bool jstring(struct jparser *jp, char **out, size_t *outlen)
+{
+	const unsigned char *q = jp->p;
+	char *d, *s;
+	unsigned cp, lo;
+	size_t l;
+
+	while (q < jp->end && *q != '"') {
+		if (*q == '\\' && q + 1 < jp->end)
+			q++;
+		q++;
+	}
+	if (q >= jp->end) {
+		jp->p = jp->end;
+		return jfail(jp, "unexpected end of input in a string");
+	}
+	s = d = xcalloc((size_t)(q - jp->p) + 1, 1);
+	while (*jp->p != '"') {
+		unsigned char c = *jp->p;
+
+		if (c < 0x20)
+			goto bad_ctl;
+		if (c >= 0x80) {
+			l = utf8_len(jp->p, jp->end);
+			if (!l)
+				goto bad_utf8;
+			memcpy(d, jp->p, l);
+			d += l;
+			jp->p += l;
+			continue;
+		}
+		jp->p++;
+		if (c != '\\') {
+			*d++ = (char)c;
+			continue;
+		}
+		c = *jp->p++;
+		switch (c) {
+		case '"': case '\\': case '/':
+			*d++ = (char)c;
+			break;
+		case 'b': *d++ = '\b'; break;
+		case 'f': *d++ = '\f'; break;
+		case 'n': *d++ = '\n'; break;
+		case 'r': *d++ = '\r'; break;
+		case 't': *d++ = '\t'; break;
+		case 'u':
+			if (!jhex4(jp, &cp))
+				goto out;
+			if (cp >= 0xd800 && cp <= 0xdbff) {
+				if (jp->end - jp->p < 2 || jp->p[0] != '\\' ||
+				    jp->p[1] != 'u') {
+					jfail(jp, "lone surrogate in \\u escape");
+					goto out;
+				}
+				jp->p += 2;
+				if (!jhex4(jp, &lo))
+					goto out;
+				if (lo < 0xdc00 || lo > 0xdfff) {
+					jfail(jp, "bad surrogate pair");
+					goto out;
+				}
+				cp = 0x10000 + ((cp - 0xd800) << 10) +
+				     (lo - 0xdc00);
+			} else if (cp >= 0xdc00 && cp <= 0xdfff) {
+				jfail(jp, "lone surrogate in \\u escape");
+				goto out;
+			}
+			if (cp >= 0x80 && cp <= 0xff)
+				*d++ = (char)cp;
+			else
+				d += put_utf8(d, cp);
+			break;
+		default:
+			jp->p--;
+			jfail(jp, "bad escape in string");
+			goto out;
+		}
+	}
+	jp->p++;
+	*d = '\0';
+	*out = s;
+	*outlen = (size_t)(d - s);
+	return true;
+bad_ctl:
+	jfail(jp, "control character in string");
+	goto out;
+bad_utf8:
+	jfail(jp, "invalid UTF-8 in string");
+out:
+	free(s);
+	return false;
+}
+
+static bool jnumber(struct jparser *jp, struct jv *v)
+{
+	const unsigned char *s = jp->p;
+	bool frac = false;
+	char buf[32];
+	char *e;
+
+	if (jp->p < jp->end && *jp->p == '-')
+		jp->p++;
+	if (jp->p >= jp->end || *jp->p < '0' || *jp->p > '9')
+		return jfail(jp, "bad number");
+	if (*jp->p == '0')
+		jp->p++;
+	else
+		while (jp->p < jp->end && *jp->p >= '0' && *jp->p <= '9')
+			jp->p++;
+	if (jp->p < jp->end && *jp->p == '.') {
+		frac = true;
+		jp->p++;
+		if (jp->p >= jp->end || *jp->p < '0' || *jp->p > '9')
+			return jfail(jp, "bad number");
+		while (jp->p < jp->end && *jp->p >= '0' && *jp->p <= '9')
+			jp->p++;
+	}
+	if (jp->p < jp->end && (*jp->p == 'e' || *jp->p == 'E')) {
+		frac = true;
+		jp->p++;
+		if (jp->p < jp->end && (*jp->p == '+' || *jp->p == '-'))
+			jp->p++;
+		if (jp->p >= jp->end || *jp->p < '0' || *jp->p > '9')
+			return jfail(jp, "bad number");
+		while (jp->p < jp->end && *jp->p >= '0' && *jp->p <= '9')
+			jp->p++;
+	}
+	v->t = J_NUM;
+	if (frac || (size_t)(jp->p - s) >= sizeof(buf))
+		return true;
+	memcpy(buf, s, (size_t)(jp->p - s));
+	buf[jp->p - s] = '\0';
+	errno = 0;
+	v->i = strtoll(buf, &e, 10);
+	v->is_int = !errno && !*e;
+	return true;
+}
+
+static bool jvalue(struct jparser *jp, struct jv *v);
+
+/* Arrays and objects: elements are appended to v->v (and keys to v->k). */
+static bool jcontainer(struct jparser *jp, struct jv *v, bool obj)
+{
+	char close = obj ? '}' : ']';
+	size_t cap = 0;
+
+	if (++jp->depth > RR_MAX_DEPTH)
+		return jfail(jp, "nesting too deep");
+	v->t = obj ? J_OBJ : J_ARR;
+	jp->p++;
+	jskip_ws(jp);
+	if (jp->p < jp->end && *jp->p == close) {
+		jp->p++;
+		jp->depth--;
+		return true;
+	}
+	for (;;) {
+		if (v->n == cap) {
+			cap = cap ? cap * 2 : 8;
+			v->v = xrealloc(v->v, cap, sizeof(*v->v));
+			if (obj)
+				v->k = xrealloc(v->k, cap, sizeof(*v->k));
+		}
+		memset(&v->v[v->n], 0, sizeof(*v->v));
+		jskip_ws(jp);
+		if (obj) {
+			size_t kl;
+
+			if (jp->p >= jp->end || *jp->p != '"')
+				return jfail(jp, jp->p >= jp->end ?
+					     "unexpected end of input" :
+					     "expected a string key");
+			jp->p++;
+			if (!jstring(jp, &v->k[v->n], &kl))
+				return false;
+			v->n++;
+			jskip_ws(jp);
+			if (jp->p >= jp->end || *jp->p != ':')
+				return jfail(jp, jp->p >= jp->end ?
+					     "unexpected end of input" :
+					     "expected ':'");
+			jp->p++;
+			if (!jvalue(jp, &v->v[v->n - 1]))
+				return false;
+		} else {
+			v->n++;
+			if (!jvalue(jp, &v->v[v->n - 1]))
+				return false;
+		}
+		jskip_ws(jp);
+		if (jp->p >= jp->end)
+			return jfail(jp, "unexpected end of input");
+		if (*jp->p == ',') {
+			jp->p++;
+			continue;
+		}
+		if (*jp->p == close) {
+			jp->p++;
+			jp->depth--;
+			return true;
+		}
+		return jfail(jp, obj ? "expected ',' or '}'" :
+			     "expected ',' or ']'");
+	}
+}
+
+static bool jvalue(struct jparser *jp, struct jv *v)
+{
+	jskip_ws(jp);
+	if (jp->p >= jp->end)
+		return jfail(jp, "unexpected end of input");
+	switch (*jp->p) {
+	case '{':
+		return jcontainer(jp, v, true);
+	case '[':
+		return jcontainer(jp, v, false);
+	case '"':
+		jp->p++;
+		v->t = J_STR;
+		return jstring(jp, &v->s, &v->n);
+	case 't':
+		v->t = J_BOOL;
+		v->b = true;
+		return jlit(jp, "true");
+	case 'f':
+		v->t = J_BOOL;
+		return jlit(jp, "false");
+	case 'n':
+		v->t = J_NULL;
+		return jlit(jp, "null");
+	default:
+		if (*jp->p == '-' || (*jp->p >= '0' && *jp->p <= '9'))
+			return jnumber(jp, v);
+		return jfail(jp, "unexpected character");
+	}
+}
+
+/* Parse buf[0..len) into *v; on error, a message with the position. */
+static bool json_parse(const char *buf, size_t len, struct jv *v,
+		       char *err, size_t errlen)
+{
+	struct jparser jp = {
+		.p = (const unsigned char *)buf,
+		.start = (const unsigned char *)buf,
+		.end = (const unsigned char *)buf + len,
+	};
+	const unsigned char *q;
+	unsigned line = 1, col = 1;
+
+	memset(v, 0, sizeof(*v));
+	if (jvalue(&jp, v)) {
+		jskip_ws(&jp);
+		if (jp.p == jp.end)
+			return true;
+		jfail(&jp, "trailing data after the document");
+	}
+	for (q = jp.start; q < jp.p; q++, col++)
+		if (*q == '\n')
+			line++, col = 0;
+	snprintf(err, errlen, "line %u, column %u (byte %zu): %s", line, col,
+		 (size_t)(jp.p - jp.start), jp.err);
+	return false;
+}
+
+static const struct jv *jget(const struct jv *o, const char *key)
+{
+	size_t i;
+
+	if (!o || o->t != J_OBJ)
+		return NULL;
+	for (i = 0; i < o->n; i++)
+		if (!strcmp(o->k[i], key))
+			return &o->v[i];
+	return NULL;
+}
+
+/* ---- JSON writer ------------------------------------------------------- */
+
+/* Same escaping as the shim: invalid UTF-8 bytes become \u00XX. */
+static void put_jstr(FILE *f, const char *s)
+{
+	const unsigned char *p = (const unsigned char *)s, *end;
+	size_t l;
+
+	if (!s) {
+		fputs("null", f);
+		return;
+	}
+	end = p + strlen(s);
+	fputc('"', f);
+	while (p < end) {
+		if (*p == '"' || *p == '\\') {
+			fputc('\\', f);
+			fputc(*p++, f);
+		} else if (*p < 0x20 || *p == 0x7f) {
+			fprintf(f, "\\u%04x", *p++);
+		} else if (*p < 0x80) {
+			fputc(*p++, f);
+		} else if ((l = utf8_len(p, end))) {
+			fwrite(p, 1, l, f);
+			p += l;
+		} else {
+			fprintf(f, "\\u%04x", *p++);
+		}
+	}
+	fputc('"', f);
+}
+
+/* ---- The report model -------------------------------------------------- */
+
+struct frame {
+	uintptr_t pc;
+	const char *module;	/* may be NULL */
+	uintptr_t offset;
+	bool has_offset;
+	const char *function;	/* may be NULL */
+	const char *file;	/* may be NULL */
+	unsigned line;
+};
+
+struct stack {
+	struct frame *f;
+	size_t n;
+};
+
+struct object {
+	const char *kind;	/* JSON kind, e.g. "id" */
+	const char *handle;
+	const char *note;	/* may be NULL */
+	bool created;
+	long long created_tid;
+	struct stack cstack;
+	bool destroyed;
+	long long destroyed_tid;
+	struct stack dstack;
+};
+
+struct proc;
+
+struct finding {
+	const char *rule;
+	int rule_idx;		/* index in rc_rules, or -1 if unknown */
+	enum rc_severity sev;
+	const char *call;	/* may be NULL */
+	const char *message;
+	unsigned long long count;
+	bool suppressed;
+	long long thread;	/* 0 when null */
+	struct stack stack;
+	struct object *objs;
+	size_t nobjs;
+	unsigned long long more_objects;
+	struct proc *proc;
+	/* Merging: the first of a group collects the others. */
+	struct finding *merged_into;
+	unsigned long long total;	/* merged count */
+	size_t nocc;			/* merged occurrences */
+	struct proc **procs;		/* distinct processes */
+	size_t nprocs;
+};
+
+struct summary {
+	unsigned long long errors, warnings, leaks, suppressed;
+};
+
+struct proc {
+	const char *path;
+	struct jv *root;	/* the parsed report; strings point into it */
+	long long pid;
+	const char *exe;
+	const char **argv;
+	size_t argc;
+	const char *status;
+	bool halted;
+	unsigned long long dropped;
+	struct summary sum;
+	struct finding *f;
+	size_t nf;
+};
+
+static struct proc *procs;
+static size_t nprocs;
+
+/* Typed field access with errors that name the file and the field. */
+struct ctx {
+	const char *path;
+	char where[160];
+};
+
+static void __attribute__((noreturn))
+bad_field(const struct ctx *c, const char *key, const char *what)
+{
+	die("%s: %s%s%s: %s", c->path, c->where,
+	    *c->where && *key ? "." : "", key, what);
+}
+
+static const struct jv *field(const struct ctx *c, const struct jv *o,
+			      const char *key, enum jtype t, bool required,
+			      bool nullable)
+{
+	static const char *const tname[] = {
+		[J_NULL] = "null", [J_BOOL] = "a boolean",
+		[J_NUM] = "a number", [J_STR] = "a string",
+		[J_ARR] = "an array", [J_OBJ] = "an object",
+	};
+	const struct jv *v = jget(o, key);
+	char msg[64];
+
+	if (!v) {
+		if (required)
+			bad_field(c, key, "missing");
+		return NULL;
+	}
+	if (v->t == J_NULL && nullable)
+		return NULL;
+	if (v->t != t) {
+		snprintf(msg, sizeof(msg), "expected %s%s, got %s", tname[t],
+			 nullable ? " or null" : "", tname[v->t]);
+		bad_field(c, key, msg);
+	}
+	return v;
+}
+
+static const char *get_str(const struct ctx *c, const struct jv *o,
+			   const char *key, bool required, bool nullable)
+{
+	const struct jv *v = field(c, o, key, J_STR, required, nullable);
+
+	return v ? v->s : NULL;
+}
+
+static long long get_int(const struct ctx *c, const struct jv *o,
+			 const char *key, bool required, bool nullable,
+			 long long min, long long max)
+{
+	const struct jv *v = field(c, o, key, J_NUM, required, nullable);
+
+	if (!v)
+		return 0;
+	if (!v->is_int)
+		bad_field(c, key, "expected an integer");
+	if (v->i < min || v->i > max)
+		bad_field(c, key, "integer out of range");
+	return v->i;
+}
+
+static bool get_bool(const struct ctx *c, const struct jv *o,
+		     const char *key, bool required)
+{
+	const struct jv *v = field(c, o, key, J_BOOL, required, false);
+
+	return v && v->b;
+}
+
+/* "0x..." as the shim writes pc, offset and handle. */
+static uintptr_t get_hex(const struct ctx *c, const struct jv *o,
+			 const char *key, bool required, bool *present)
+{
+	const char *s = get_str(c, o, key, required, true);
+	uintptr_t v = 0;
+	size_t i;
+
+	if (present)
+		*present = s != NULL;
+	if (!s)
+		return 0;
+	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !s[2] ||
+	    strlen(s + 2) > sizeof(v) * 2)
+		bad_field(c, key, "expected a \"0x...\" hex string");
+	for (i = 2; s[i]; i++) {
+		int h = hexval((unsigned char)s[i]);
+
+		if (h < 0)
+			bad_field(c, key, "expected a \"0x...\" hex string");
+		v = v << 4 | (unsigned)h;
+	}
+	return v;
+}
+
+static void ctx_push(struct ctx *c, size_t *mark, const char *key, long idx)
+{
+	size_t l = strlen(c->where);
+
+	*mark = l;
+	if (idx >= 0)
+		snprintf(c->where + l, sizeof(c->where) - l, "%s%s[%ld]",
+			 l ? "." : "", key, idx);
+	else
+		snprintf(c->where + l, sizeof(c->where) - l, "%s%s",
+			 l ? "." : "", key);
+}
+
+static void ctx_pop(struct ctx *c, size_t mark)
+{
+	c->where[mark] = '\0';
+}
+
+static void load_stack(struct ctx *c, const struct jv *o, const char *key,
+		       struct stack *st)
+{
+	const struct jv *a = field(c, o, key, J_ARR, false, true);
+	size_t i, mark;
+
+	st->n = 0;
+	st->f = NULL;
+	if (!a)
+		return;
+	st->f = xcalloc(a->n, sizeof(*st->f));
+	for (i = 0; i < a->n; i++) {
+		const struct jv *fo = &a->v[i];
+		struct frame *fr = &st->f[i];
+
+		ctx_push(c, &mark, key, (long)i);
+		if (fo->t != J_OBJ)
+			bad_field(c, "", "expected an object");
+		fr->pc = get_hex(c, fo, "pc", true, NULL);
+		fr->module = get_str(c, fo, "module", false, true);
+		fr->offset = get_hex(c, fo, "offset", false, &fr->has_offset);
+		fr->function = get_str(c, fo, "function", false, true);
+		fr->file = get_str(c, fo, "file", false, true);
+		fr->line = (unsigned)get_int(c, fo, "line", false, true, 0,
+					     UINT_MAX);
+		ctx_pop(c, mark);
+	}
+	st->n = a->n;
+}
+
+static enum rc_severity parse_sev(const struct ctx *c, const char *s)
+{
+	if (!strcmp(s, "error"))
+		return RC_SEV_ERROR;
+	if (!strcmp(s, "warning"))
+		return RC_SEV_WARNING;
+	if (!strcmp(s, "leak"))
+		return RC_SEV_LEAK;
+	bad_field(c, "severity", "expected \"error\", \"warning\" or \"leak\"");
+}
+
+static int rule_index(const char *id)
+{
+	int r;
+
+	for (r = 0; r < RC_R_COUNT; r++)
+		if (!strcmp(rc_rules[r].id, id))
+			return r;
+	return -1;
+}
+
+static void load_object(struct ctx *c, const struct jv *o, struct object *ob)
+{
+	const struct jv *cr, *de;
+	size_t mark;
+
+	if (o->t != J_OBJ)
+		bad_field(c, "", "expected an object");
+	ob->kind = get_str(c, o, "kind", true, false);
+	ob->handle = get_str(c, o, "handle", true, false);
+	get_hex(c, o, "handle", true, NULL);
+	ob->note = get_str(c, o, "note", false, true);
+	cr = field(c, o, "created", J_OBJ, false, true);
+	de = field(c, o, "destroyed", J_OBJ, false, true);
+	if (cr) {
+		ctx_push(c, &mark, "created", -1);
+		ob->created = true;
+		ob->created_tid = get_int(c, cr, "thread", false, true, 0,
+					  INT_MAX);
+		load_stack(c, cr, "stack", &ob->cstack);
+		ctx_pop(c, mark);
+	}
+	if (de) {
+		ctx_push(c, &mark, "destroyed", -1);
+		ob->destroyed = true;
+		ob->destroyed_tid = get_int(c, de, "thread", false, true, 0,
+					    INT_MAX);
+		load_stack(c, de, "stack", &ob->dstack);
+		ctx_pop(c, mark);
+	}
+}
+
+static void load_finding(struct ctx *c, const struct jv *o, struct finding *f)
+{
+	const struct jv *a;
+	size_t i, mark;
+
+	if (o->t != J_OBJ)
+		bad_field(c, "", "expected an object");
+	f->rule = get_str(c, o, "rule", true, false);
+	if (!*f->rule)
+		bad_field(c, "rule", "empty rule id");
+	f->rule_idx = rule_index(f->rule);
+	f->sev = parse_sev(c, get_str(c, o, "severity", true, false));
+	f->call = get_str(c, o, "call", false, true);
+	f->message = get_str(c, o, "message", true, false);
+	f->count = (unsigned long long)get_int(c, o, "count", false, false,
+					       1, LLONG_MAX);
+	if (!f->count)
+		f->count = 1;
+	f->suppressed = get_bool(c, o, "suppressed", false);
+	f->thread = get_int(c, o, "thread", false, true, 0, INT_MAX);
+	f->more_objects = (unsigned long long)get_int(c, o, "more_objects",
+						      false, true, 0,
+						      LLONG_MAX);
+	load_stack(c, o, "stack", &f->stack);
+	a = field(c, o, "objects", J_ARR, false, true);
+	if (a) {
+		f->objs = xcalloc(a->n, sizeof(*f->objs));
+		for (i = 0; i < a->n; i++) {
+			ctx_push(c, &mark, "objects", (long)i);
+			load_object(c, &a->v[i], &f->objs[i]);
+			ctx_pop(c, mark);
+		}
+		f->nobjs = a->n;
+	}
+}
+
+static void load_summary(struct ctx *c, const struct jv *o, struct summary *s)
+{
+	const struct jv *so = field(c, o, "summary", J_OBJ, true, false);
+	size_t mark;
+
+	ctx_push(c, &mark, "summary", -1);
+	s->errors = (unsigned long long)get_int(c, so, "errors", true, false,
+						0, LLONG_MAX);
+	s->warnings = (unsigned long long)get_int(c, so, "warnings", true,
+						  false, 0, LLONG_MAX);
+	s->leaks = (unsigned long long)get_int(c, so, "leaks", true, false, 0,
+					       LLONG_MAX);
+	s->suppressed = (unsigned long long)get_int(c, so, "suppressed", true,
+						    false, 0, LLONG_MAX);
+	ctx_pop(c, mark);
+}
+
+static void raise_to(unsigned long long *n, unsigned long long min)
+{
+	if (*n < min)
+		*n = min;
+}
+
+/*
+ * The summary also counts findings the shim did not keep, so it is the
+ * base; but it never says less than the kept findings do, so that an
+ * edited or inconsistent report cannot pass the gate.
+ */
+static void fix_summary(struct proc *p)
+{
+	struct summary kept = { 0 };
+	size_t i;
+
+	for (i = 0; i < p->nf; i++) {
+		const struct finding *f = &p->f[i];
+
+		if (f->suppressed)
+			kept.suppressed += f->sev == RC_SEV_LEAK ? f->count : 1;
+		else if (f->sev == RC_SEV_ERROR)
+			kept.errors++;
+		else if (f->sev == RC_SEV_WARNING)
+			kept.warnings++;
+		else
+			kept.leaks += f->count;
+	}
+	raise_to(&p->sum.errors, kept.errors);
+	raise_to(&p->sum.warnings, kept.warnings);
+	raise_to(&p->sum.leaks, kept.leaks);
+	raise_to(&p->sum.suppressed, kept.suppressed);
+}
+
+static char *read_file(const char *path, size_t *len)
+{
+	bool is_stdin = !strcmp(path, "-");
+	FILE *fp = is_stdin ? stdin : fopen(path, "rb");
+	size_t cap = 65536, n = 0, r;
+	char *buf;
+
+	if (!fp)
+		die("%s: cannot open: %s", path, strerror(errno));
+	buf = xrealloc(NULL, cap, 1);
+	while ((r = fread(buf + n, 1, cap - n, fp)) > 0) {
+		n += r;
+		if (n == cap) {
+			if (cap >= RR_MAX_FILE)
+				die("%s: larger than %u bytes", path,
+				    RR_MAX_FILE);
+			cap *= 2;
+			buf = xrealloc(buf, cap, 1);
+		}
+	}
+	if (ferror(fp))
+		die("%s: read error: %s", path, strerror(errno));
+	if (!is_stdin)
+		fclose(fp);
+	*len = n;
+	return buf;
+}
+
+static void load_report(const char *path)
+{
+	struct ctx c = { .path = path };
+	const struct jv *a, *argv;
+	struct proc *p;
+	struct jv *root = xcalloc(1, sizeof(*root));
+	char err[256];
+	const char *tool;
+	size_t len, i, mark;
+	char *buf = read_file(path, &len);
+
+	if (!json_parse(buf, len, root, err, sizeof(err)))
+		die("%s: malformed JSON at %s", path, err);
+	free(buf);
+	if (root->t != J_OBJ)
+		die("%s: not a JSON object", path);
+	tool = get_str(&c, root, "tool", true, false);
+	if (strcmp(tool, "rdmacheck"))
+		bad_field(&c, "tool", "not an rdmacheck report");
+
+	procs = xrealloc(procs, nprocs + 1, sizeof(*procs));
+	p = &procs[nprocs];
+	memset(p, 0, sizeof(*p));
+	p->path = path;
+	p->root = root;
+	p->pid = get_int(&c, root, "pid", true, false, 0, INT_MAX);
+	p->exe = get_str(&c, root, "exe", false, true);
+	argv = field(&c, root, "argv", J_ARR, false, true);
+	if (argv) {
+		p->argv = xcalloc(argv->n, sizeof(*p->argv));
+		for (i = 0; i < argv->n; i++) {
+			ctx_push(&c, &mark, "argv", (long)i);
+			if (argv->v[i].t != J_STR)
+				bad_field(&c, "", "expected a string");
+			p->argv[i] = argv->v[i].s;
+			ctx_pop(&c, mark);
+		}
+		p->argc = argv->n;
+	}
+	p->status = get_str(&c, root, "status", true, false);
+	if (strcmp(p->status, "exited") && strcmp(p->status, "crashed") &&
+	    strcmp(p->status, "snapshot"))
+		bad_field(&c, "status",
+			  "expected \"exited\", \"crashed\" or \"snapshot\"");
+	p->halted = get_bool(&c, root, "halted", false);
+	p->dropped = (unsigned long long)get_int(&c, root, "findings_dropped",
+						 false, true, 0, LLONG_MAX);
+	load_summary(&c, root, &p->sum);
+	a = field(&c, root, "findings", J_ARR, true, false);
+	p->f = xcalloc(a->n, sizeof(*p->f));
+	for (i = 0; i < a->n; i++) {
+		ctx_push(&c, &mark, "findings", (long)i);
+		load_finding(&c, &a->v[i], &p->f[i]);
+		ctx_pop(&c, mark);
+	}
+	p->nf = a->n;
+	fix_summary(p);
+	nprocs++;
+	/* Findings point back at their process once procs stops moving. */
+}
+
+/* ---- Offline symbolization -------------------------------------------- */
+
+static struct frame **symq;
+static size_t nsymq, capsymq;
+
+static void queue_stack(struct stack *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++) {
+		struct frame *fr = &st->f[i];
+
+		if (fr->function || !fr->module || !fr->has_offset)
+			continue;
+		if (nsymq == capsymq) {
+			capsymq = capsymq ? capsymq * 2 : 64;
+			symq = xrealloc(symq, capsymq, sizeof(*symq));
+		}
+		symq[nsymq++] = fr;
+	}
+}
+
+static int cmp_frame_module(const void *a, const void *b)
+{
+	const struct frame *x = *(struct frame *const *)a;
+	const struct frame *y = *(struct frame *const *)b;
+
+	return strcmp(x->module, y->module);
+}
+
+/* Fill missing names; grouped by module so each file is loaded once. */
+static void symbolize_all(void)
+{
+	bool usable = false;
+	struct stat st;
+	size_t i, j, k;
+
+	for (i = 0; i < nprocs; i++)
+		for (j = 0; j < procs[i].nf; j++) {
+			struct finding *f = &procs[i].f[j];
+
+			queue_stack(&f->stack);
+			for (k = 0; k < f->nobjs; k++) {
+				queue_stack(&f->objs[k].cstack);
+				queue_stack(&f->objs[k].dstack);
+			}
+		}
+	if (nsymq)
+		qsort(symq, nsymq, sizeof(*symq), cmp_frame_module);
+	for (i = 0; i < nsymq; i++) {
+		struct frame *fr = symq[i];
+		struct rc_frame out;
+
+		/* Only regular files: a module path may name a device now. */
+		if (i == 0 || strcmp(fr->module, symq[i - 1]->module))
+			usable = !stat(fr->module, &st) && S_ISREG(st.st_mode);
+		if (!usable || rc_symbolize_file(fr->module, fr->offset, &out))
+			continue;
+		if (out.function)
+			fr->function = xstrdup(out.function);
+		if (out.function && out.file) {
+			fr->file = xstrdup(out.file);
+			fr->line = out.line;
+		}
+	}
+	free(symq);
+}
+
+/* ---- Suppressions ------------------------------------------------------ */
+
+static unsigned long long weight(const struct finding *f)
+{
+	return f->sev == RC_SEV_LEAK ? f->count : 1;
+}
+
+static void take(unsigned long long *n, unsigned long long w)
+{
+	*n = *n > w ? *n - w : 0;
+}
+
+static void apply_suppressions(void)
+{
+	struct rc_frame *frames = NULL;
+	size_t cap = 0, i, j, k;
+
+	for (i = 0; i < nprocs; i++) {
+		struct proc *p = &procs[i];
+
+		for (j = 0; j < p->nf; j++) {
+			struct finding *f = &p->f[j];
+
+			if (f->suppressed || f->rule_idx < 0)
+				continue;
+			if (f->stack.n > cap) {
+				cap = f->stack.n;
+				frames = xrealloc(frames, cap, sizeof(*frames));
+			}
+			for (k = 0; k < f->stack.n; k++) {
+				const struct frame *fr = &f->stack.f[k];
+
+				memset(&frames[k], 0, sizeof(frames[k]));
+				frames[k].pc = fr->pc;
+				frames[k].module = fr->module;
+				frames[k].offset = fr->offset;
+				frames[k].function = fr->function;
+				frames[k].file = fr->file;
+				frames[k].line = fr->line;
+			}
+			if (rc_suppress_match_frames((enum rc_rule)f->rule_idx,
+						     f->call, frames,
+						     (unsigned)f->stack.n) < 0)
+				continue;
+			/* Move its weight from its class to suppressed;
+			 * counts of dropped findings stay as reported. */
+			f->suppressed = true;
+			if (f->sev == RC_SEV_ERROR)
+				take(&p->sum.errors, 1);
+			else if (f->sev == RC_SEV_WARNING)
+				take(&p->sum.warnings, 1);
+			else
+				take(&p->sum.leaks, f->count);
+			p->sum.suppressed += weight(f);
+		}
+	}
+	free(frames);
+}
+
+/* ---- Merging ----------------------------------------------------------- */
+
+static bool same_str(const char *a, const char *b)
+{
+	return a == b || (a && b && !strcmp(a, b));
+}
+
+/* A frame's identity: module+offset, or the pc without them. */
+static bool same_frame(const struct frame *a, const struct frame *b)
+{
+	if (a->module || b->module)
+		return same_str(a->module, b->module) &&
+		       a->has_offset == b->has_offset &&
+		       a->offset == b->offset;
+	return a->pc == b->pc;
+}
+
+static bool same_stack(const struct stack *a, const struct stack *b)
+{
+	size_t i;
+
+	if (a->n != b->n)
+		return false;
+	for (i = 0; i < a->n; i++)
+		if (!same_frame(&a->f[i], &b->f[i]))
+			return false;
+	return true;
+}
+
+static bool same_finding(const struct finding *a, const struct finding *b)
+{
+	return !strcmp(a->rule, b->rule) && same_str(a->call, b->call) &&
+	       a->suppressed == b->suppressed &&
+	       same_stack(&a->stack, &b->stack);
+}
+
+static void add_proc(struct finding *g, struct proc *p)
+{
+	size_t i;
+
+	for (i = 0; i < g->nprocs; i++)
+		if (g->procs[i] == p)
+			return;
+	g->procs = xrealloc(g->procs, g->nprocs + 1, sizeof(*g->procs));
+	g->procs[g->nprocs++] = p;
+}
+
+/* Quadratic, but reports hold at most 10000 findings each. */
+static void merge_all(bool merge)
+{
+	struct finding **heads = NULL;
+	size_t nheads = 0, i, j, h;
+
+	for (i = 0; i < nprocs; i++)
+		for (j = 0; j < procs[i].nf; j++) {
+			struct finding *f = &procs[i].f[j];
+
+			f->proc = &procs[i];
+			f->total = f->count;
+			f->nocc = 1;
+			add_proc(f, f->proc);
+			if (!merge)
+				continue;
+			for (h = 0; h < nheads; h++)
+				if (same_finding(heads[h], f))
+					break;
+			if (h < nheads) {
+				f->merged_into = heads[h];
+				heads[h]->total += f->count;
+				heads[h]->nocc++;
+				add_proc(heads[h], f->proc);
+				continue;
+			}
+			heads = xrealloc(heads, nheads + 1, sizeof(*heads));
+			heads[nheads++] = f;
+		}
+	free(heads);
+}
+
+/* ---- Text output ------------------------------------------------------- */
+
+static const char *kind_text(const char *json_kind)
+{
+	static const char *const k[][2] = {
+#define X(e, json, text) { json, text },
+		RC_KINDS(X)
+#undef X
+	};
+	size_t i;
+
+	for (i = 0; i < sizeof(k) / sizeof(k[0]); i++)
+		if (!strcmp(k[i][0], json_kind))
+			return k[i][1];
+	return json_kind;
+}
+
+/* Strings from the reports: keep each block one line per line. */
+static void put_safe(FILE *o, const char *s)
+{
+	for (; *s; s++)
+		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, o);
+}
+
+static void put_frame(FILE *o, size_t i, const struct frame *fr)
+{
+	fprintf(o, "    #%zu 0x%" PRIxPTR, i, fr->pc);
+	if (fr->function) {
+		fputs(" in ", o);
+		put_safe(o, fr->function);
+	}
+	if (fr->function && fr->file) {
+		fputc(' ', o);
+		put_safe(o, fr->file);
+		if (fr->line)
+			fprintf(o, ":%u", fr->line);
+	} else if (fr->module) {
+		fputs(" (", o);
+		put_safe(o, fr->module);
+		fprintf(o, "+0x%" PRIxPTR ")", fr->offset);
+	} else if (!fr->function) {
+		fputs(" (<unknown module>)", o);
+	}
+	fputc('\n', o);
+}
+
+static void put_stack(FILE *o, const struct stack *st)
+{
+	size_t i;
+
+	if (!st->n)
+		fputs("    <no stack>\n", o);
+	for (i = 0; i < st->n; i++)
+		put_frame(o, i, &st->f[i]);
+}
+
+static void put_thread(FILE *o, long long tid)
+{
+	if (tid)
+		fprintf(o, "thread %lld", tid);
+	else
+		fputs("unknown thread", o);
+}
+
+static void put_obj_name(FILE *o, const struct object *ob)
+{
+	fputs("  ", o);
+	put_safe(o, kind_text(ob->kind));
+	fputc(' ', o);
+	put_safe(o, ob->handle);
+}
+
+static void put_obj(FILE *o, const struct finding *f, const struct object *ob)
+{
+	bool note = ob->note && *ob->note;
+
+	if (note || (!ob->created && !ob->destroyed)) {
+		put_obj_name(o, ob);
+		if (note) {
+			fputc(' ', o);
+			put_safe(o, ob->note);
+			fputc(':', o);
+		} else {
+			fputs(" (no creation record)", o);
+		}
+		fputc('\n', o);
+	}
+	if (ob->created) {
+		put_obj_name(o, ob);
+		if (f->stack.n && same_stack(&ob->cstack, &f->stack)) {
+			/* Grouped leaks: do not repeat the stack. */
+			fputs(" was created by ", o);
+			put_thread(o, ob->created_tid);
+			fputs(" at the stack above\n", o);
+		} else {
+			fputs(" was created here (", o);
+			put_thread(o, ob->created_tid);
+			fputs("):\n", o);
+			put_stack(o, &ob->cstack);
+		}
+	}
+	if (ob->destroyed) {
+		put_obj_name(o, ob);
+		fputs(" was destroyed here (", o);
+		put_thread(o, ob->destroyed_tid);
+		fputs("):\n", o);
+		put_stack(o, &ob->dstack);
+	}
+}
+
+static const char *const sev_word[] = {
+	[RC_SEV_ERROR] = "ERROR",
+	[RC_SEV_WARNING] = "WARNING",
+	[RC_SEV_LEAK] = "LEAK",
+};
+
+static void put_pids(FILE *o, const struct finding *f)
+{
+	size_t i;
+
+	for (i = 0; i < f->nprocs; i++)
+		fprintf(o, "%s%lld", i ? ", " : "", f->procs[i]->pid);
+}
+
+static void put_finding(FILE *o, const struct finding *f, bool merged)
+{
+	size_t i;
+
+	if (merged)
+		fputs("==merged== ", o);
+	else
+		fprintf(o, "==%lld== ", f->proc->pid);
+	fprintf(o, "%s: rdmacheck: ", sev_word[f->sev]);
+	put_safe(o, f->message);
+	fputs(" [", o);
+	put_safe(o, f->rule);
+	fputs("]\n", o);
+	put_stack(o, &f->stack);
+	for (i = 0; i < f->nobjs; i++)
+		put_obj(o, f, &f->objs[i]);
+	if (f->more_objects)
+		fprintf(o, "  ... and %llu more object%s\n", f->more_objects,
+			f->more_objects == 1 ? "" : "s");
+	if (merged) {
+		if (f->sev == RC_SEV_LEAK)
+			fprintf(o, "  %llu leaked object%s in total",
+				f->total, f->total == 1 ? "" : "s");
+		else
+			fprintf(o, "  reported %zu time%s", f->nocc,
+				f->nocc == 1 ? "" : "s");
+		fprintf(o, " in %zu process%s (pid%s ", f->nprocs,
+			f->nprocs == 1 ? "" : "es", f->nprocs == 1 ? "" : "s");
+		put_pids(o, f);
+		fputs(")\n", o);
+	}
+	fputc('\n', o);
+}
+
+static void put_summary(FILE *o, const char *prefix, const struct summary *s,
+			const char *suffix)
+{
+	fprintf(o, "%srdmacheck: %llu errors, %llu warnings, %llu leaked objects (%llu suppressed)%s\n",
+		prefix, s->errors, s->warnings, s->leaks, s->suppressed,
+		suffix);
+}
+
+static void total_summary(struct summary *t)
+{
+	size_t i;
+
+	memset(t, 0, sizeof(*t));
+	for (i = 0; i < nprocs; i++) {
+		t->errors += procs[i].sum.errors;
+		t->warnings += procs[i].sum.warnings;
+		t->leaks += procs[i].sum.leaks;
+		t->suppressed += procs[i].sum.suppressed;
+	}
+}
+
+static void proc_prefix(char *buf, size_t len, const struct proc *p)
+{
+	snprintf(buf, len, "==%lld== ", p->pid);
+}
+
+/* Notes on a process that the summary line cannot say. */
+static void put_proc_notes(FILE *o, const struct proc *p)
+{
+	if (!strcmp(p->status, "crashed"))
+		fprintf(o, "==%lld== rdmacheck: the process crashed; this report was written from the signal handler\n",
+			p->pid);
+	else if (!strcmp(p->status, "snapshot"))
+		fprintf(o, "==%lld== rdmacheck: a snapshot report; the process was still running\n",
+			p->pid);
+	if (p->halted)
+		fprintf(o, "==%lld== rdmacheck: halted at the first error (halt_on_error)\n",
+			p->pid);
+	if (p->dropped)
+		fprintf(o, "==%lld== rdmacheck: %llu findings were counted but not kept\n",
+			p->pid, p->dropped);
+}
+
+static void put_total(FILE *o, size_t nunique, bool merge)
+{
+	struct summary t;
+	char suffix[96];
+	int n;
+
+	total_summary(&t);
+	n = snprintf(suffix, sizeof(suffix), " in %zu process%s", nprocs,
+		     nprocs == 1 ? "" : "es");
+	if (merge)
+		snprintf(suffix + n, sizeof(suffix) - (size_t)n,
+			 ", %zu unique finding%s", nunique,
+			 nunique == 1 ? "" : "s");
+	put_summary(o, "==total== ", &t, suffix);
+}
+
+static size_t count_unique(void)
+{
+	size_t n = 0, i, j;
+
+	for (i = 0; i < nprocs; i++)
+		for (j = 0; j < procs[i].nf; j++)
+			if (!procs[i].f[j].merged_into &&
+			    !procs[i].f[j].suppressed)
+				n++;
+	return n;
+}
+
+static void put_proc_findings(FILE *o, const struct proc *p, bool merge)
+{
+	size_t j;
+
+	for (j = 0; j < p->nf; j++)
+		if (!p->f[j].suppressed && !p->f[j].merged_into)
+			put_finding(o, &p->f[j], merge);
+}
+
+static void put_proc_summary(FILE *o, const struct proc *p, bool notes)
+{
+	char prefix[32];
+
+	if (notes)
+		put_proc_notes(o, p);
+	proc_prefix(prefix, sizeof(prefix), p);
+	put_summary(o, prefix, &p->sum, "");
+}
+
+/*
+ * Unmerged, each process's blocks are followed by its summary line, as
+ * the shim prints them; merged blocks span processes, so all the
+ * summary lines come after them.
+ */
+static void output_text(FILE *o, bool merge, bool summary_only)
+{
+	char used[8192];
+	size_t i;
+
+	for (i = 0; i < nprocs; i++) {
+		if (!summary_only)
+			put_proc_findings(o, &procs[i], merge);
+		if (!merge)
+			put_proc_summary(o, &procs[i], !summary_only);
+	}
+	if (!summary_only && rc_suppress_format_used(used, sizeof(used), ""))
+		fputs(used, o);
+	for (i = 0; merge && i < nprocs; i++)
+		put_proc_summary(o, &procs[i], !summary_only);
+	put_total(o, count_unique(), merge);
+}
+
+/* ---- JSON output ------------------------------------------------------- */
+
+static void put_jstack(FILE *o, const struct stack *st)
+{
+	size_t i;
+
+	fputc('[', o);
+	for (i = 0; i < st->n; i++) {
+		const struct frame *fr = &st->f[i];
+
+		fprintf(o, "%s{\"pc\": \"0x%" PRIxPTR "\", \"module\": ",
+			i ? ", " : "", fr->pc);
+		put_jstr(o, fr->module);
+		if (fr->has_offset)
+			fprintf(o, ", \"offset\": \"0x%" PRIxPTR "\"",
+				fr->offset);
+		else
+			fputs(", \"offset\": null", o);
+		fputs(", \"function\": ", o);
+		put_jstr(o, fr->function);
+		fputs(", \"file\": ", o);
+		put_jstr(o, fr->file);
+		fprintf(o, ", \"line\": %u}", fr->line);
+	}
+	fputc(']', o);
+}
+
+static void put_jlife(FILE *o, const char *key, bool has, long long tid,
+		      const struct stack *st)
+{
+	fprintf(o, ", \"%s\": ", key);
+	if (!has) {
+		fputs("null", o);
+		return;
+	}
+	fputs("{\"thread\": ", o);
+	if (tid)
+		fprintf(o, "%lld", tid);
+	else
+		fputs("null", o);
+	fputs(", \"stack\": ", o);
+	put_jstack(o, st);
+	fputc('}', o);
+}
+
+static void put_jfinding(FILE *o, const struct finding *f)
+{
+	size_t i;
+
+	fputs("    {\"rule\": ", o);
+	put_jstr(o, f->rule);
+	fprintf(o, ", \"severity\": \"%s\", \"call\": ",
+		rc_severity_name(f->sev));
+	put_jstr(o, f->call);
+	fputs(", \"message\": ", o);
+	put_jstr(o, f->message);
+	fprintf(o, ", \"count\": %llu, \"occurrences\": %zu, \"suppressed\": %s, \"processes\": [",
+		f->total, f->nocc, f->suppressed ? "true" : "false");
+	for (i = 0; i < f->nprocs; i++)
+		fprintf(o, "%s%lld", i ? ", " : "", f->procs[i]->pid);
+	fputs("],\n      \"stack\": ", o);
+	put_jstack(o, &f->stack);
+	fputs(",\n      \"objects\": [", o);
+	for (i = 0; i < f->nobjs; i++) {
+		const struct object *ob = &f->objs[i];
+
+		fprintf(o, "%s\n        {\"kind\": ", i ? "," : "");
+		put_jstr(o, ob->kind);
+		fputs(", \"handle\": ", o);
+		put_jstr(o, ob->handle);
+		put_jlife(o, "created", ob->created, ob->created_tid,
+			  &ob->cstack);
+		put_jlife(o, "destroyed", ob->destroyed, ob->destroyed_tid,
+			  &ob->dstack);
+		if (ob->note) {
+			fputs(", \"note\": ", o);
+			put_jstr(o, ob->note);
+		}
+		fputc('}', o);
+	}
+	fputc(']', o);
+	if (f->more_objects)
+		fprintf(o, ", \"more_objects\": %llu", f->more_objects);
+	fputc('}', o);
+}
+
+static void put_jsummary(FILE *o, const struct summary *s)
+{
+	fprintf(o, "{\"errors\": %llu, \"warnings\": %llu, \"leaks\": %llu, \"suppressed\": %llu}",
+		s->errors, s->warnings, s->leaks, s->suppressed);
+}
+
+static void output_json(FILE *o)
+{
+	struct summary t;
+	bool first = true;
+	size_t i, j;
+
+	fprintf(o, "{\n  \"tool\": \"rdmacheck-report\",\n  \"version\": \"%s\",\n  \"processes\": [",
+		PACKAGE_VERSION);
+	for (i = 0; i < nprocs; i++) {
+		const struct proc *p = &procs[i];
+
+		fprintf(o, "%s\n    {\"pid\": %lld, \"exe\": ", i ? "," : "",
+			p->pid);
+		put_jstr(o, p->exe);
+		fputs(", \"argv\": [", o);
+		for (j = 0; j < p->argc; j++) {
+			if (j)
+				fputs(", ", o);
+			put_jstr(o, p->argv[j]);
+		}
+		fputs("], \"status\": ", o);
+		put_jstr(o, p->status);
+		fprintf(o, ", \"halted\": %s, \"findings_dropped\": %llu, \"report\": ",
+			p->halted ? "true" : "false", p->dropped);
+		put_jstr(o, p->path);
+		fputs(", \"summary\": ", o);
+		put_jsummary(o, &p->sum);
+		fputc('}', o);
+	}
+	fputs("\n  ],\n  \"findings\": [", o);
+	for (i = 0; i < nprocs; i++)
+		for (j = 0; j < procs[i].nf; j++) {
+			const struct finding *f = &procs[i].f[j];
+
+			if (f->merged_into)
+				continue;
+			fputs(first ? "\n" : ",\n", o);
+			first = false;
+			put_jfinding(o, f);
+		}
+	total_summary(&t);
+	fputs("\n  ],\n  \"summary\": ", o);
+	put_jsummary(o, &t);
+	fputs("\n}\n", o);
+}
+
+/* ---- Arguments --------------------------------------------------------- */
+
+static char **inputs;
+static size_t ninputs;
+
+static void add_input(char *path)
+{
+	inputs = xrealloc(inputs, ninputs + 1, sizeof(*inputs));
+	inputs[ninputs++] = path;
+}
+
+static int cmp_str(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* Every *.json directly in dir, sorted by name. */
+static void add_dir(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *de;
+	size_t first = ninputs, l;
+	char *path;
+
+	if (!d)
+		die("%s: cannot open directory: %s", dir, strerror(errno));
+	while ((de = readdir(d))) {
+		l = strlen(de->d_name);
+		if (l <= 5 || strcmp(de->d_name + l - 5, ".json"))
+			continue;
+		if (asprintf(&path, "%s/%s", dir, de->d_name) < 0)
+			die("out of memory");
+		add_input(path);
+	}
+	closedir(d);
+	if (ninputs == first)
+		die("%s: no *.json report in this directory", dir);
+	qsort(inputs + first, ninputs - first, sizeof(*inputs), cmp_str);
+}
+
+static void usage(FILE *o)
+{
+	fprintf(o,
+		"Usage: %s [OPTION]... REPORT.json|DIR...\n"
+		"Render and merge rdmacheck JSON reports (a DIR means every *.json in it,\n"
+		"- standard input).\n"
+		"\n"
+		"  -m, --merge              show identical findings once, across processes\n"
+		"  -j, --json               write the merged result as one JSON document\n"
+		"  -s, --suppressions=FILE  mark findings matching FILE suppressed\n"
+		"      --summary            print only the summary lines\n"
+		"  -o, --output=FILE        write to FILE instead of stdout\n"
+		"  -h, --help               show this help\n"
+		"  -V, --version            show the version\n"
+		"\n"
+		"Exit status: 0 when no unsuppressed error or leak remains, 1 when\n"
+		"some do, 2 on usage or input errors.\n", prog);
+}
+
+int main(int argc, char **argv)
+{
+	enum { OPT_SUMMARY = 256 };
+	static const struct option longopts[] = {
+		{ "merge", no_argument, NULL, 'm' },
+		{ "json", no_argument, NULL, 'j' },
+		{ "suppressions", required_argument, NULL, 's' },
+		{ "summary", no_argument, NULL, OPT_SUMMARY },
+		{ "output", required_argument, NULL, 'o' },
+		{ "help", no_argument, NULL, 'h' },
+		{ "version", no_argument, NULL, 'V' },
+		{ NULL, 0, NULL, 0 },
+	};
+	bool merge = false, json = false, summary_only = false;
+	const char *outpath = NULL;
+	struct summary t;
+	struct stat st;
+	FILE *o = stdout;
+	size_t i;
+	int c;
+
+	while ((c = getopt_long(argc, argv, "mjs:o:hV", longopts, NULL)) != -1) {
+		switch (c) {
+		case 'm':
+			merge = true;
+			break;
+		case 'j':
+			json = true;
+			break;
+		case 's':
+			if (rc_suppress_load(optarg) < 0)
+				die("cannot load suppressions from '%s'",
+				    optarg);
+			break;
+		case OPT_SUMMARY:
+			summary_only = true;
+			break;
+		case 'o':
+			outpath = optarg;
+			break;
+		case 'h':
+			usage(stdout);
+			return 0;
+		case 'V':
+			printf("%s %s\n", prog, PACKAGE_VERSION);
+			return 0;
+		default:
+			usage(stderr);
+			return 2;
+		}
+	}
+	if (optind >= argc) {
+		fprintf(stderr, "%s: no report given\n", prog);
+		usage(stderr);
+		return 2;
+	}
+	if (json && summary_only)
+		die("--json and --summary exclude each other");
+	for (; optind < argc; optind++) {
+		if (!stat(argv[optind], &st) && S_ISDIR(st.st_mode))
+			add_dir(argv[optind]);
+		else
+			add_input(argv[optind]);
+	}
+	for (i = 0; i < ninputs; i++)
+		load_report(inputs[i]);
+
+	/* Suppressions match function and file names too. */
+	if (!summary_only || rc_suppress_count())
+		symbolize_all();
+	apply_suppressions();
+	merge_all(merge || json);
+
+	if (outpath && !(o = fopen(outpath, "w")))
+		die("%s: cannot create: %s", outpath, strerror(errno));
+	if (json)
+		output_json(o);
+	else
+		output_text(o, merge, summary_only);
+	if (fflush(o) || ferror(o) || (o != stdout && fclose(o)))
+		die("%s: write error: %s", outpath ? outpath : "stdout",
+		    strerror(errno));
+
+	total_summary(&t);
+	return t.errors || t.leaks ? 1 : 0;
+}
