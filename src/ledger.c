@@ -33,7 +33,7 @@ const char *rc_event_name(int type)
 }
 
 struct scan_ctx {
-	enum { BY_ID, BY_CHANNEL } by;
+	enum { BY_ID, BY_CHANNEL, BY_MC } by;
 	struct rc_ref ref;
 	pid_t caller;
 	struct rc_ledger_scan *s;
@@ -48,7 +48,8 @@ static void scan_fn(const struct rc_obj *o, void *arg)
 	if (o->kind != RC_K_EVENT || o->destroyed || (o->flags & RC_F_LIB) ||
 	    o->pid != rc_pid())
 		return;
-	r = x->by == BY_ID ? &o->u.ev.id : &o->u.ev.channel;
+	r = x->by == BY_ID ? &o->u.ev.id :
+	    x->by == BY_MC ? &o->u.ev.mc : &o->u.ev.channel;
 	if (r->h != x->ref.h || r->gen != x->ref.gen)
 		return;
 	mine = o->u.ev.holder == x->caller;
@@ -100,27 +101,33 @@ void rc_ledger_ids_on_channel(const struct rc_obj *ch, struct rc_finding *f)
 	rc_reg_foreach(ids_fn, &x);
 }
 
-bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *id,
+bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
 			     enum rc_rule rule)
 {
+	bool mc = o->kind == RC_K_MCAST;
+	struct scan_ctx x = { mc ? BY_MC : BY_ID, rc_ref_of(o), c->tid, NULL };
 	struct rc_ledger_scan s = { 0 };
 	struct rc_finding f;
 	size_t len;
 	bool refuse;
 
-	if (id->u.id.unacked <= 0)
+	if ((mc ? o->u.mc.unacked : o->u.id.unacked) <= 0)
 		return true;
 	rc_finding_init(&f, rule, c, "x");
-	rc_finding_add(&f, id, NULL);
+	rc_finding_add(&f, o, NULL);
 	s.f = &f;
-	rc_ledger_scan_id(id, c->tid, &s);
+	x.s = &s;
+	rc_reg_foreach(scan_fn, &x);
 	if (!s.n)
 		return true;	/* acked meanwhile by another thread */
 	refuse = s.by_caller && rc_opt.protect;
 	len = snprintf(f.message, sizeof(f.message),
-		       "%s(%p): %u event%s charged to this cm id %s not acked",
-		       rc_fn_info[c->fn].name, (void *)id->handle, s.n,
-		       s.n == 1 ? "" : "s", s.n == 1 ? "is" : "are");
+		       "%s(%p): %u event%s %s %s not acked",
+		       rc_fn_info[c->fn].name,
+		       (void *)(mc ? o->u.mc.id.h : o->handle), s.n,
+		       s.n == 1 ? "" : "s",
+		       mc ? "of this multicast group" :
+		       "charged to this cm id", s.n == 1 ? "is" : "are");
 	if (len >= sizeof(f.message))
 		len = sizeof(f.message) - 1;
 	if (s.by_caller)

@@ -103,11 +103,12 @@ void rc_ledger_scan_channel(const struct rc_obj *ch, pid_t caller,
 void rc_ledger_ids_on_channel(const struct rc_obj *ch, struct rc_finding *f);
 
 /*
- * The unacked-events check of rdma_destroy_id/_ep and rdma_migrate_id.
- * Returns false when the call must be refused (the caller itself holds an
- * event, so the real call could never return).
+ * The unacked-events check of rdma_destroy_id/_ep, rdma_migrate_id (o is
+ * the id) and rdma_leave_multicast (o is the join).  Returns false when
+ * the call must be refused (the caller itself holds an event, so the real
+ * call could never return).
  */
-bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *id,
+bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
 			     enum rc_rule rule);
 
 /* ledger.c: remember an acked event's parameter pointers (before the

@@ -166,70 +166,22 @@ int rdma_join_multicast_ex(struct rdma_cm_id *id,
 	return ret;
 }
 
-struct mc_scan {
-	struct rc_ref mc;
-	pid_t caller;
-	struct rc_finding *f;
-	unsigned n, mine;
-};
-
-static void mc_events_fn(const struct rc_obj *o, void *arg)
-{
-	struct mc_scan *x = arg;
-	bool mine;
-
-	if (o->kind != RC_K_EVENT || o->destroyed || (o->flags & RC_F_LIB) ||
-	    o->u.ev.mc.h != x->mc.h || o->u.ev.mc.gen != x->mc.gen)
-		return;
-	mine = o->u.ev.holder == x->caller;
-	x->n++;
-	x->mine += mine;
-	rc_finding_add(x->f, o, "%s, fetched by thread %d%s, not acked",
-		       rc_event_name(o->u.ev.type), o->u.ev.holder,
-		       mine ? " (the caller)" : "");
-}
-
 /* Returns false when the leave must be refused. */
 static bool check_leave(struct rc_call *c, const struct rc_obj *id,
 			const struct sockaddr *addr, struct rc_obj *mc)
 {
-	struct mc_scan x = { { 0, 0 }, c->tid, NULL, 0, 0 };
 	struct rc_finding f;
-	bool refuse;
 
-	if (!addr || !find_join(id->handle, addr, NULL, mc)) {
-		mc->handle = 0;
-		rc_finding_init(&f, RC_R_LEAVE_MULTICAST_NOT_JOINED, c,
-				"rdma_leave_multicast(%p): this id has not "
-				"joined that group (EADDRNOTAVAIL)",
-				(void *)id->handle);
-		rc_finding_add(&f, id, NULL);
-		rc_report(&f);
-		return true;
-	}
-	if (mc->u.mc.unacked <= 0)
-		return true;
-	rc_finding_init(&f, RC_R_LEAVE_MULTICAST_WITH_UNACKED_EVENTS, c, "x");
-	rc_finding_add(&f, mc, NULL);
-	x.mc = rc_ref_of(mc);
-	x.f = &f;
-	rc_reg_foreach(mc_events_fn, &x);
-	if (!x.n)
-		return true;
-	refuse = x.mine && rc_opt.protect;
-	snprintf(f.message, sizeof(f.message),
-		 "rdma_leave_multicast(%p): %u event%s of this group %s not "
-		 "acked; %s", (void *)id->handle, x.n, x.n == 1 ? "" : "s",
-		 x.n == 1 ? "is" : "are",
-		 x.mine ? (refuse ? "the calling thread holds them, so the "
-			   "call would never return (not forwarded: returns "
-			   "-1/EBUSY)" : "the calling thread holds them, so "
-			   "the call would never return") :
-		 "it blocks until another thread acks them");
+	if (addr && find_join(id->handle, addr, NULL, mc))
+		return rc_ledger_check_unacked(c, mc,
+				RC_R_LEAVE_MULTICAST_WITH_UNACKED_EVENTS);
+	mc->handle = 0;
+	rc_finding_init(&f, RC_R_LEAVE_MULTICAST_NOT_JOINED, c,
+			"rdma_leave_multicast(%p): this id has not joined "
+			"that group (EADDRNOTAVAIL)", (void *)id->handle);
+	rc_finding_add(&f, id, NULL);
 	rc_report(&f);
-	if (refuse)
-		errno = EBUSY;
-	return !refuse;
+	return true;
 }
 
 int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
