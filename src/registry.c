@@ -200,6 +200,29 @@ void rc_reg_add(struct rc_ref ref, unsigned offset, int delta)
 		rc_reg_update(ref.h, ref.gen, add_fn, &a);
 }
 
+bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
+		    struct rc_obj *out)
+{
+	uint64_t m = mix(h);
+	struct shard *s = shard_of(m);
+	struct rc_obj *o;
+	bool found = false;
+
+	if (!h)
+		return false;
+	pthread_mutex_lock(&s->lock);
+	if (s->cap) {
+		o = &s->slots[probe(s, h, m)];
+		if (o->handle && o->kind == kind && !o->destroyed) {
+			*(int *)((char *)o + offset) += delta;
+			*out = *o;
+			found = true;
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	return found;
+}
+
 /* Backward-shift deletion keeps probe chains intact without tombstones. */
 static void remove_at(struct shard *s, unsigned i)
 {

@@ -100,6 +100,17 @@ bool rc_reg_get(uintptr_t h, struct rc_obj *out);
 bool rc_reg_update(uintptr_t h, uint32_t gen,
 		   void (*fn)(struct rc_obj *o, void *arg), void *arg);
 
+/*
+ * Find the live record of this kind at h, add delta to the int field at
+ * offset and copy the record out, under one lock.  False when there is no
+ * such record (*out then says nothing).
+ */
+bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
+		    struct rc_obj *out);
+#define RC_REG_GET_ADD(h, kind, field, delta, out) \
+	rc_reg_get_add((h), (kind), __builtin_offsetof(struct rc_obj, field), \
+		       (delta), (out))
+
 /* Add delta to an int field of a live record (by offset); see RC_REG_ADD. */
 void rc_reg_add(struct rc_ref ref, unsigned offset, int delta);
 #define RC_REG_ADD(ref, field, delta) \

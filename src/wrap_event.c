@@ -45,6 +45,22 @@ static void track_child(struct rc_call *c, struct rdma_cm_event *ev,
 			    (c->internal ? RC_F_LIB : 0), listener, NULL);
 }
 
+static void unwait_fn(struct rc_obj *o, void *arg)
+{
+	if (!o->destroyed)
+		o->u.ch.waiters--;
+}
+
+static void unwait_charge_fn(struct rc_obj *o, void *arg)
+{
+	if (!o->destroyed) {
+		o->u.ch.waiters--;
+		o->u.ch.unacked++;
+	}
+}
+
+static void settle_counts(const struct rc_obj *e, int delta);
+
 int rdma_get_cm_event(struct rdma_event_channel *channel,
 		      struct rdma_cm_event **event)
 {
@@ -63,36 +79,43 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip)
 		return RC_REAL(rdma_get_cm_event)(channel, event);
-	ch.handle = 0;
-	if (!c.internal) {
-		if (!rc_require(&c, RC_K_CHANNEL, channel, RC_USE, &ch))
-			return -1;
-		if (ch.handle && (ch.flags & RC_F_LIB)) {
-			rc_finding_init(&f, RC_R_GET_EVENT_ON_PRIVATE_CHANNEL,
-					&c, "rdma_get_cm_event(%p): this is the "
-					"private channel of a synchronous cm "
-					"id; the event belongs to librdmacm",
-					(void *)channel);
-			rc_finding_add(&f, &ch, NULL);
-			rc_report(&f);
-		}
-	} else if (!rc_reg_get((uintptr_t)channel, &ch) ||
-		   ch.kind != RC_K_CHANNEL || ch.destroyed) {
+	/* Look the channel up and count this thread in, under one lock. */
+	if (!RC_REG_GET_ADD((uintptr_t)channel, RC_K_CHANNEL, u.ch.waiters, 1,
+			    &ch)) {
 		ch.handle = 0;
+		if (!c.internal &&
+		    !rc_require(&c, RC_K_CHANNEL, channel, RC_USE, &ch))
+			return -1;
+		if (ch.handle)	/* created meanwhile: count us in now */
+			RC_REG_ADD(rc_ref_of(&ch), u.ch.waiters, 1);
 	}
-	if (ch.handle)
-		RC_REG_ADD(rc_ref_of(&ch), u.ch.waiters, 1);
+	if (!c.internal && ch.handle && (ch.flags & RC_F_LIB)) {
+		rc_finding_init(&f, RC_R_GET_EVENT_ON_PRIVATE_CHANNEL, &c,
+				"rdma_get_cm_event(%p): this is the private "
+				"channel of a synchronous cm id; the event "
+				"belongs to librdmacm", (void *)channel);
+		rc_finding_add(&f, &ch, NULL);
+		rc_report(&f);
+	}
 	ret = RC_REAL(rdma_get_cm_event)(channel, event);
-	if (ch.handle)
-		RC_REG_ADD(rc_ref_of(&ch), u.ch.waiters, -1);
-	if (ret || !event || !*event)
+	if (ret || !event || !*event) {
+		if (ch.handle)
+			RC_REG_ADD(rc_ref_of(&ch), u.ch.waiters, -1);
 		return ret;
-
+	}
 	ev = *event;
+	/* Out of the waiters, and (for the user) one more unacked event. */
+	if (ch.handle)
+		rc_reg_update(ch.handle, ch.gen, c.internal ? unwait_fn :
+			      unwait_charge_fn, NULL);
+
 	charged = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ?
 		  ev->listen_id : ev->id;
-	if (!rc_reg_get((uintptr_t)charged, &id) || id.kind != RC_K_ID ||
-	    id.destroyed)
+	if (!(c.internal ?
+	      RC_REG_GET_ADD((uintptr_t)charged, RC_K_ID, u.id.lib_held, 1,
+			     &id) :
+	      RC_REG_GET_ADD((uintptr_t)charged, RC_K_ID, u.id.unacked, 1,
+			     &id)))
 		id.handle = 0;
 	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && ev->id)
 		track_child(&c, ev, id.handle ? &id : NULL);
@@ -110,16 +133,25 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 	    ev->event == RDMA_CM_EVENT_MULTICAST_ERROR)
 		e.u.ev.mc = rc_mcast_of_event((uintptr_t)ev->id,
 					      ev->param.ud.private_data);
-	if (!rc_reg_insert(&e))
+	if (!rc_reg_insert(&e)) {
+		/* Untracked after all: take the counts back. */
+		settle_counts(&e, -1);
 		return ret;
-	if (c.internal) {
-		RC_REG_ADD(e.u.ev.id, u.id.lib_held, 1);
-	} else {
-		RC_REG_ADD(e.u.ev.id, u.id.unacked, 1);
-		RC_REG_ADD(e.u.ev.channel, u.ch.unacked, 1);
-		RC_REG_ADD(e.u.ev.mc, u.mc.unacked, 1);
 	}
+	if (!c.internal)
+		RC_REG_ADD(e.u.ev.mc, u.mc.unacked, 1);
 	return ret;
+}
+
+/* Add delta to the counts an event is charged to. */
+static void settle_counts(const struct rc_obj *e, int delta)
+{
+	if (e->flags & RC_F_LIB) {
+		RC_REG_ADD(e->u.ev.id, u.id.lib_held, delta);
+	} else {
+		RC_REG_ADD(e->u.ev.id, u.id.unacked, delta);
+		RC_REG_ADD(e->u.ev.channel, u.ch.unacked, delta);
+	}
 }
 
 /* Settle the accounts of an event about to be freed. */
@@ -127,13 +159,9 @@ static void settle(struct rc_call *c, const struct rc_obj *e)
 {
 	if (!rc_reg_destroy(e->handle, e->gen, c->tid, rc_call_stack(c)))
 		return;
-	if (e->flags & RC_F_LIB) {
-		RC_REG_ADD(e->u.ev.id, u.id.lib_held, -1);
-	} else {
-		RC_REG_ADD(e->u.ev.id, u.id.unacked, -1);
-		RC_REG_ADD(e->u.ev.channel, u.ch.unacked, -1);
+	settle_counts(e, -1);
+	if (!(e->flags & RC_F_LIB))
 		RC_REG_ADD(e->u.ev.mc, u.mc.unacked, -1);
-	}
 }
 
 int rdma_ack_cm_event(struct rdma_cm_event *event)
