@@ -277,14 +277,11 @@ static void destroy_fn(struct rc_obj *o, void *arg)
 	a->done = true;
 }
 
-bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st)
+/* A record just marked destroyed enters the quarantine. */
+static void quarantine(uintptr_t h, uint32_t gen)
 {
-	struct destroy_arg a = { tid, st, false };
 	struct rc_ref old = { 0, 0 };
 
-	rc_reg_update(h, gen, destroy_fn, &a);
-	if (!a.done)
-		return false;
 	__atomic_sub_fetch(&live, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&quar.lock);
 	if (quar.count == QUARANTINE) {
@@ -297,7 +294,53 @@ bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st)
 	pthread_mutex_unlock(&quar.lock);
 	if (old.h)
 		forget(old);
+}
+
+bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st)
+{
+	struct destroy_arg a = { tid, st, false };
+
+	rc_reg_update(h, gen, destroy_fn, &a);
+	if (!a.done)
+		return false;
+	quarantine(h, gen);
 	return true;
+}
+
+enum rc_take rc_reg_take(uintptr_t h, unsigned kind, unsigned keep_flags,
+			 pid_t tid, rc_stack_id st, struct rc_obj *out)
+{
+	uint64_t m = mix(h);
+	struct shard *s = shard_of(m);
+	enum rc_take r = RC_TAKE_NONE;
+	struct rc_obj *o;
+
+	out->handle = 0;
+	if (!h)
+		return r;
+	pthread_mutex_lock(&s->lock);
+	if (s->cap) {
+		o = &s->slots[probe(s, h, m)];
+		if (o->handle && o->kind == kind) {
+			*out = *o;
+			if (o->destroyed) {
+				r = RC_TAKE_DESTROYED;
+			} else if (o->flags & keep_flags) {
+				r = RC_TAKE_KEPT;
+			} else {
+				o->destroyed = 1;
+				o->destroyed_tid = tid;
+				o->destroyed_stack = st;
+				r = RC_TAKE_TAKEN;
+			}
+		} else if (o->handle) {
+			*out = *o;	/* another kind: the caller may say so */
+		}
+	}
+	pthread_mutex_unlock(&s->lock);
+	if (r == RC_TAKE_TAKEN)
+		quarantine(h, out->gen);
+	return r;
 }
 
 void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg)

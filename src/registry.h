@@ -124,6 +124,21 @@ void rc_reg_add(struct rc_ref ref, unsigned offset, int delta);
 bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st);
 
 /*
+ * Look up the record of this kind at h and, if it is live and has none of
+ * keep_flags, mark it destroyed (as rc_reg_destroy) under the same lock.
+ * *out gets the record as it was (handle 0 when there is none; another
+ * kind's record is copied but never taken).
+ */
+enum rc_take {
+	RC_TAKE_NONE,		/* nothing of this kind at h */
+	RC_TAKE_TAKEN,		/* was live, now destroyed */
+	RC_TAKE_DESTROYED,	/* destroyed already */
+	RC_TAKE_KEPT,		/* live, left alone because of keep_flags */
+};
+enum rc_take rc_reg_take(uintptr_t h, unsigned kind, unsigned keep_flags,
+			 pid_t tid, rc_stack_id st, struct rc_obj *out);
+
+/*
  * Call fn on a copy of every record (live and quarantined), shard by
  * shard; fn runs without any registry lock held.
  */

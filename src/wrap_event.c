@@ -154,22 +154,14 @@ static void settle_counts(const struct rc_obj *e, int delta)
 	}
 }
 
-/* Settle the accounts of an event about to be freed. */
-static void settle(struct rc_call *c, const struct rc_obj *e)
-{
-	if (!rc_reg_destroy(e->handle, e->gen, c->tid, rc_call_stack(c)))
-		return;
-	settle_counts(e, -1);
-	if (!(e->flags & RC_F_LIB))
-		RC_REG_ADD(e->u.ev.mc, u.mc.unacked, -1);
-}
 
 int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
+	enum rc_take took;
 	struct rc_finding f;
 	struct rc_call c;
 	struct rc_obj e;
-	bool known;
+	bool lib;
 
 	if (!RC_REAL(rdma_ack_cm_event)) {
 		errno = ENOSYS;
@@ -179,13 +171,24 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip)
 		return RC_REAL(rdma_ack_cm_event)(event);
-	known = rc_reg_get((uintptr_t)event, &e) && e.kind == RC_K_EVENT;
-	if (c.internal) {
-		if (known && !e.destroyed)
-			settle(&c, &e);
-		return RC_REAL(rdma_ack_cm_event)(event);
+	/*
+	 * Mark it acked before forwarding: once freed, the address may come
+	 * back from another thread's rdma_get_cm_event at once.  A user's
+	 * ack of the library's event is refused with protect=1: keep those.
+	 */
+	lib = !c.internal && rc_opt.protect;
+	took = rc_reg_take((uintptr_t)event, RC_K_EVENT, lib ? RC_F_LIB : 0,
+			   c.tid, rc_call_stack(&c), &e);
+	if (took == RC_TAKE_TAKEN) {
+		if (!c.internal)
+			rc_ledger_acked(&e, event);
+		settle_counts(&e, -1);
+		if (!(e.flags & RC_F_LIB))
+			RC_REG_ADD(e.u.ev.mc, u.mc.unacked, -1);
 	}
-	if (known && e.destroyed) {
+	if (c.internal)
+		return RC_REAL(rdma_ack_cm_event)(event);
+	if (took == RC_TAKE_DESTROYED) {
 		rc_finding_init(&f, RC_R_EVENT_DOUBLE_ACK, &c,
 				"rdma_ack_cm_event(%p): event already acked "
 				"(a double free)%s", (void *)event,
@@ -196,7 +199,7 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 			errno = EINVAL;
 			return -1;
 		}
-	} else if (!known && !rc_reg_degraded()) {
+	} else if (took == RC_TAKE_NONE && !rc_reg_degraded()) {
 		rc_finding_init(&f, RC_R_EVENT_ACK_UNKNOWN, &c,
 				"rdma_ack_cm_event(%p): not an event from "
 				"rdma_get_cm_event%s", (void *)event,
@@ -208,7 +211,8 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 			errno = EINVAL;
 			return -1;
 		}
-	} else if (known && (e.flags & RC_F_LIB)) {
+	} else if (took == RC_TAKE_KEPT ||
+		   (took == RC_TAKE_TAKEN && (e.flags & RC_F_LIB))) {
 		rc_finding_init(&f, RC_R_ACK_LIBRARY_OWNED_EVENT, &c,
 				"rdma_ack_cm_event(%p): librdmacm fetched this "
 				"event and will ack it itself%s",
@@ -218,11 +222,6 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 		rc_report(&f);
 		if (rc_opt.protect)
 			return 0;
-	}
-	/* Settle first: once freed, the address may come back at once. */
-	if (known && !e.destroyed) {
-		rc_ledger_acked(&e, event);
-		settle(&c, &e);
 	}
 	return RC_REAL(rdma_ack_cm_event)(event);
 }

@@ -119,6 +119,43 @@ START_TEST(quarantine_evicts_oldest)
 }
 END_TEST
 
+START_TEST(take_and_get_add)
+{
+	struct rc_obj o = mk(handle(5, 1), RC_K_EVENT), got;
+
+	o.flags = RC_F_LIB;
+	rc_reg_insert(&o);
+	/* Kept: it has a flag we asked to keep. */
+	ck_assert_int_eq(rc_reg_take(o.handle, RC_K_EVENT, RC_F_LIB, 3, 4,
+				     &got), RC_TAKE_KEPT);
+	ck_assert(rc_reg_get(o.handle, &got) && !got.destroyed);
+	/* Another kind is never taken. */
+	ck_assert_int_eq(rc_reg_take(o.handle, RC_K_ID, 0, 3, 4, &got),
+			 RC_TAKE_NONE);
+	ck_assert_int_eq(rc_reg_take(o.handle, RC_K_EVENT, 0, 3, 4, &got),
+			 RC_TAKE_TAKEN);
+	ck_assert(!got.destroyed);	/* the record as it was */
+	ck_assert(rc_reg_get(o.handle, &got) && got.destroyed);
+	ck_assert_int_eq(got.destroyed_tid, 3);
+	ck_assert_uint_eq(got.destroyed_stack, 4);
+	ck_assert_int_eq(rc_reg_take(o.handle, RC_K_EVENT, 0, 3, 4, &got),
+			 RC_TAKE_DESTROYED);
+	ck_assert_int_eq(rc_reg_take(handle(5, 2), RC_K_EVENT, 0, 3, 4, &got),
+			 RC_TAKE_NONE);
+	ck_assert_uint_eq(got.handle, 0);
+
+	o = mk(handle(5, 3), RC_K_CHANNEL);
+	rc_reg_insert(&o);
+	ck_assert(RC_REG_GET_ADD(o.handle, RC_K_CHANNEL, u.ch.waiters, 2,
+				 &got));
+	ck_assert_int_eq(got.u.ch.waiters, 2);
+	ck_assert(!RC_REG_GET_ADD(o.handle, RC_K_ID, u.id.unacked, 1, &got));
+	rc_reg_destroy(o.handle, o.gen, 1, 1);
+	ck_assert(!RC_REG_GET_ADD(o.handle, RC_K_CHANNEL, u.ch.waiters, 1,
+				  &got));
+}
+END_TEST
+
 struct count {
 	unsigned live, destroyed;
 	unsigned base;
@@ -281,6 +318,7 @@ int main(void)
 	tcase_add_test(tc, insert_get_update);
 	tcase_add_test(tc, destroy_and_reuse);
 	tcase_add_test(tc, quarantine_evicts_oldest);
+	tcase_add_test(tc, take_and_get_add);
 	tcase_add_test(tc, growth_and_deletion_keep_chains);
 	tcase_add_test(tc, threads);
 	tcase_add_test(tc, ledger_scans);
