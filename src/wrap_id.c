@@ -33,12 +33,17 @@ void rc_track_id(struct rc_call *c, struct rdma_cm_id *id, unsigned flags,
 {
 	struct rc_obj o;
 
+	struct rc_obj ch;
+
 	rc_obj_init(c, RC_K_ID, id, flags, &o);
-	o.u.id.channel = channel_ref(id->channel);
+	/* Join the channel's id count as we look it up; undone on failure. */
+	if (id->channel && RC_REG_GET_ADD((uintptr_t)id->channel, RC_K_CHANNEL,
+					  u.ch.nids, 1, &ch))
+		o.u.id.channel = rc_ref_of(&ch);
 	if (parent)
 		o.u.id.parent = rc_ref_of(parent);
-	if (rc_reg_insert(&o))
-		RC_REG_ADD(o.u.id.channel, u.ch.nids, 1);
+	if (!rc_reg_insert(&o))
+		RC_REG_ADD(o.u.id.channel, u.ch.nids, -1);
 	if (out)
 		*out = o;
 }
