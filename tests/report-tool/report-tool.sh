@@ -26,36 +26,9 @@ for f in "$tool" "$RDMACHECK_SHIM" "$RDMACHECK_LOOPBACK_DIR/librdmacm.so.1" \
 	fi
 done
 
-t_dir=$(mktemp -d "${TMPDIR:-/tmp}/rdmacheck-$t_name.XXXXXX") || exit 99
-t_cleanup() {
-	if [ "$t_fail" = 0 ]; then
-		rm -rf "$t_dir"
-	else
-		echo "$t_name: outputs kept in $t_dir"
-	fi
-}
-trap t_cleanup EXIT
+# shellcheck source=../lib/check.sh
+. "$top_srcdir/tests/lib/check.sh"
 
-fail() {
-	echo "$t_name: FAIL: $*"
-	t_fail=1
-}
-
-pass() {
-	echo "$t_name: ok: $*"
-}
-
-# run ARG...: run the command; sets rc, and out and err to its outputs.
-run() {
-	set +e
-	"$@" >"$t_dir/out" 2>"$t_dir/err"
-	rc=$?
-	set -e
-	out=$(cat "$t_dir/out")
-	err=$(cat "$t_dir/err")
-}
-
-# report NAME PROGRAM [MODE]: run a scenario under the shim; its JSON
 # report goes to reports/NAME.PID.json, its text report to NAME.log.
 ns=rr$$
 report() {
