@@ -180,15 +180,19 @@ ret name params								\
 ret name params								\
 {									\
 	ret (*fn) params = rc_real_fn(RC_FN_##name);			\
+	struct rc_call c;						\
+	ret r;								\
 									\
 	if (RC_UNLIKELY(!fn)) {						\
 		errno = ENOSYS;						\
 		return fail;						\
 	}								\
 	if (!rc_check_id_call(RC_FN_##name, id, arg,			\
-			(uintptr_t)__builtin_return_address(0)))	\
+			(uintptr_t)__builtin_return_address(0), &c))	\
 		return fail;						\
-	return fn args;							\
+	r = fn args;							\
+	rc_inside_end(&c);						\
+	return r;							\
 }
 
 #define RC_SECOND_(a, b, ...) b

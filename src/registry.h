@@ -60,6 +60,10 @@ struct rc_obj {
 			int unacked;	/* user-held events charged here */
 			int lib_held;	/* library-held events charged */
 			int joins;	/* multicast groups joined */
+			int inside;	/* user threads inside calls on it */
+			pid_t inside_tid; /* the first of them, 0 if gone */
+			uint16_t inside_fn; /* its call (enum rc_fn) */
+			bool inside_excl; /* a destroy or synchronous op */
 		} id;
 		struct {
 			struct rc_ref id;	/* charged id */

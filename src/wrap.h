@@ -20,6 +20,7 @@ struct rc_call {
 	bool skip;		/* our own code re-entered: track nothing */
 	pid_t tid;
 	rc_stack_id stack;	/* captured on first use */
+	struct rc_ref inside;	/* the id this call is inside, if any */
 };
 
 /* Start a call: init check, recursion guard, classification. */
@@ -59,7 +60,18 @@ bool rc_require(struct rc_call *c, enum rc_kind kind, const void *h,
  * event.
  */
 bool rc_check_id_call(enum rc_fn fn, const void *id, const void *arg,
-		      uintptr_t ret_addr);
+		      uintptr_t ret_addr, struct rc_call *c);
+
+/*
+ * concurrent-calls-on-id: note that the calling thread is inside a call on
+ * the live id o, and report when another thread already is and one of the
+ * two calls is a destroy or a synchronous operation.  Returns false when
+ * the call must be refused: a destroy or migrate while another thread is
+ * inside a blocking synchronous call on the id (it would use freed memory
+ * when it returns).  rc_inside_end when the call returns.
+ */
+bool rc_inside_begin(struct rc_call *c, const struct rc_obj *o);
+void rc_inside_end(struct rc_call *c);
 
 /* Finding builders. */
 void rc_finding_init(struct rc_finding *f, enum rc_rule rule,

@@ -36,6 +36,7 @@ void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 	c->internal = rc_caller_internal(ret_addr);
 	c->tid = rc_gettid();
 	c->stack = 0;
+	c->inside = (struct rc_ref){ 0, 0 };
 	if (RC_UNLIKELY(rc_verbosity) && !c->skip &&
 	    (rc_verbosity >= 2 || rc_fn_info[fn].effect[0]))
 		rc_trace_call(fn, c->internal, NULL);
@@ -176,6 +177,8 @@ static bool check_id(struct rc_call *c, enum rc_fn fn, const void *id,
 
 	if (!rc_require(c, RC_K_ID, id, RC_USE, &o))
 		return false;
+	if (!rc_inside_begin(c, &o))
+		return false;
 	if (arg && fn == RC_FN_rdma_reject) {
 		rc_check_use_after_ack(c, arg, "private data");
 	} else if (arg) {
@@ -191,14 +194,121 @@ static bool check_id(struct rc_call *c, enum rc_fn fn, const void *id,
 }
 
 bool rc_check_id_call(enum rc_fn fn, const void *id, const void *arg,
-		      uintptr_t ret_addr)
+		      uintptr_t ret_addr, struct rc_call *c)
 {
-	struct rc_call c;
-
-	rc_call_begin(&c, fn, ret_addr);
-	if (c.skip || c.internal)
+	rc_call_begin(c, fn, ret_addr);
+	if (c->skip || c->internal)
 		return true;
-	return check_id(&c, fn, id, arg);
+	return check_id(c, fn, id, arg);
+}
+
+/* A destroy, or an operation a synchronous id waits in. */
+static bool exclusive_call(enum rc_fn fn, const struct rc_obj *o)
+{
+	switch (fn) {
+	case RC_FN_rdma_destroy_id:
+	case RC_FN_rdma_destroy_ep:
+	case RC_FN_rdma_migrate_id:
+		return true;
+	case RC_FN_rdma_resolve_addr:
+	case RC_FN_rdma_resolve_route:
+	case RC_FN_rdma_connect:
+	case RC_FN_rdma_accept:
+	case RC_FN_rdma_disconnect:
+	case RC_FN_rdma_join_multicast:
+	case RC_FN_rdma_join_multicast_ex:
+	case RC_FN_rdma_get_request:
+		return o->flags & RC_F_SYNC;
+	default:
+		return false;
+	}
+}
+
+static bool destroys(enum rc_fn fn)
+{
+	return fn == RC_FN_rdma_destroy_id || fn == RC_FN_rdma_destroy_ep ||
+	       fn == RC_FN_rdma_migrate_id;
+}
+
+struct inside_arg {
+	pid_t tid;
+	enum rc_fn fn;
+	bool excl;
+	bool conflict;
+	pid_t other;
+	enum rc_fn other_fn;
+	bool other_excl;
+};
+
+static void inside_begin_fn(struct rc_obj *o, void *arg)
+{
+	struct inside_arg *a = arg;
+
+	if (o->destroyed)
+		return;
+	if (o->u.id.inside > 0 && o->u.id.inside_tid &&
+	    o->u.id.inside_tid != a->tid && (a->excl || o->u.id.inside_excl)) {
+		a->conflict = true;
+		a->other = o->u.id.inside_tid;
+		a->other_fn = o->u.id.inside_fn;
+		a->other_excl = o->u.id.inside_excl;
+		/* Refused calls do not go in. */
+		if (destroys(a->fn) && a->other_excl && rc_opt.protect)
+			return;
+	}
+	if (o->u.id.inside++ == 0 || !o->u.id.inside_tid) {
+		o->u.id.inside_tid = a->tid;
+		o->u.id.inside_fn = a->fn;
+		o->u.id.inside_excl = a->excl;
+	}
+}
+
+bool rc_inside_begin(struct rc_call *c, const struct rc_obj *o)
+{
+	struct inside_arg a = { c->tid, c->fn, exclusive_call(c->fn, o),
+				false, 0, RC_FN_COUNT, false };
+	struct rc_finding f;
+	bool refuse;
+
+	c->inside = (struct rc_ref){ 0, 0 };
+	if (!o->handle || o->kind != RC_K_ID)
+		return true;
+	rc_reg_update(o->handle, o->gen, inside_begin_fn, &a);
+	refuse = a.conflict && destroys(c->fn) && a.other_excl &&
+		 rc_opt.protect;
+	if (!refuse)
+		c->inside = rc_ref_of(o);
+	if (!a.conflict)
+		return true;
+	rc_finding_init(&f, RC_R_CONCURRENT_CALLS_ON_ID, c,
+			"%s(%p) while thread %d is inside %s on the same cm id"
+			"%s", rc_fn_info[c->fn].name, (void *)o->handle,
+			a.other, rc_fn_info[a.other_fn].name,
+			refuse ? "; not forwarded: that call would use the "
+			"freed id when it returns (returns -1/EBUSY)" : "");
+	rc_finding_add(&f, o, NULL);
+	rc_report(&f);
+	if (refuse)
+		errno = EBUSY;
+	return !refuse;
+}
+
+static void inside_end_fn(struct rc_obj *o, void *arg)
+{
+	pid_t tid = *(pid_t *)arg;
+
+	if (o->destroyed || o->u.id.inside <= 0)
+		return;
+	o->u.id.inside--;
+	if (o->u.id.inside_tid == tid)
+		o->u.id.inside_tid = 0;
+}
+
+void rc_inside_end(struct rc_call *c)
+{
+	if (c->inside.h)
+		rc_reg_update(c->inside.h, c->inside.gen, inside_end_fn,
+			      &c->tid);
 }
 
 void rc_obj_init(struct rc_call *c, enum rc_kind kind, const void *h,

@@ -230,6 +230,8 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 			return -1;
 		if (o.handle && !check_pending_requests(&c, &o))
 			return -1;
+		if (o.handle && !rc_inside_begin(&c, &o))
+			return -1;
 		if (o.handle) {
 			check_qp(&c, &o);
 			check_srq(&c, &o);
@@ -248,6 +250,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	slot = c.internal ? -1 : rc_watch_begin(&c, &o);
 	ret = RC_REAL(rdma_destroy_id)(id);
 	rc_watch_end(slot);
+	rc_inside_end(&c);
 	if (ret == 0 && o.handle)
 		id_destroyed(&c, &o);
 	return ret;
@@ -301,12 +304,15 @@ void rdma_destroy_ep(struct rdma_cm_id *id)
 			return;
 		if (o.handle && !check_pending_requests(&c, &o))
 			return;
+		if (o.handle && !rc_inside_begin(&c, &o))
+			return;
 	}
 	/* The QP, SRQ and id are released by the nested calls. */
 	if (!c.skip && !c.internal)
 		slot = rc_watch_begin(&c, &o);
 	RC_REAL(rdma_destroy_ep)(id);
 	rc_watch_end(slot);
+	rc_inside_end(&c);
 }
 
 struct move_arg {
@@ -363,10 +369,13 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 		if (o.handle && !rc_ledger_check_unacked(&c, &o,
 				RC_R_MIGRATE_WITH_UNACKED_EVENTS))
 			return -1;
+		if (o.handle && !rc_inside_begin(&c, &o))
+			return -1;
 	}
 	slot = c.internal ? -1 : rc_watch_begin(&c, &o);
 	ret = RC_REAL(rdma_migrate_id)(id, channel);
 	rc_watch_end(slot);
+	rc_inside_end(&c);
 	if (ret)
 		return ret;
 	if (!o.handle) {
@@ -428,7 +437,10 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 			rc_report(&f);
 		}
 	}
+	if (o.handle && !rc_inside_begin(&c, &o))
+		return -1;
 	ret = RC_REAL(rdma_get_request)(listen, id);
+	rc_inside_end(&c);
 	/* rsocket's listen thread keeps its children: library-owned. */
 	if (ret || c.skip || c.internal || !id || !*id)
 		return ret;
