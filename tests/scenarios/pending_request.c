@@ -14,22 +14,9 @@
 
 static sem_t listening;
 
-static struct rdma_addrinfo *lookup(bool passive)
-{
-	struct rdma_addrinfo hints, *res;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_port_space = RDMA_PS_TCP;
-	if (passive)
-		hints.ai_flags = RAI_PASSIVE;
-	if (rdma_getaddrinfo("127.0.0.1", "7471", &hints, &res))
-		scn_die("rdma_getaddrinfo");
-	return res;
-}
-
 static void *client(void *arg)
 {
-	struct rdma_addrinfo *res = lookup(false);
+	struct rdma_addrinfo *res = scn_lookup(false);
 	struct ibv_qp_init_attr attr;
 	struct rdma_cm_id *id;
 
@@ -60,7 +47,7 @@ int main(int argc, char **argv)
 {
 	bool bad = scn_bad(argc, argv);
 	struct rdma_cm_id *listener, *child;
-	struct rdma_addrinfo *res = lookup(true);
+	struct rdma_addrinfo *res = scn_lookup(true);
 	pthread_t t;
 
 	sem_init(&listening, 0, 0);

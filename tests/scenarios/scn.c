@@ -89,6 +89,19 @@ void scn_ack(struct rdma_cm_event *ev)
 		scn_die("rdma_ack_cm_event");
 }
 
+struct rdma_addrinfo *scn_lookup(bool passive)
+{
+	struct rdma_addrinfo hints, *res;
+
+	memset(&hints, 0, sizeof(hints));
+	hints.ai_port_space = RDMA_PS_TCP;
+	if (passive)
+		hints.ai_flags = RAI_PASSIVE;
+	if (rdma_getaddrinfo("127.0.0.1", "7471", &hints, &res))
+		scn_die("rdma_getaddrinfo");
+	return res;
+}
+
 int scn_listen(struct rdma_cm_id *id)
 {
 	struct sockaddr_in sin;

@@ -28,6 +28,9 @@ void scn_resolve(struct rdma_cm_id *id, int port);
 struct rdma_cm_event *scn_get(struct rdma_event_channel *ch, int want);
 void scn_ack(struct rdma_cm_event *ev);
 
+/* rdma_getaddrinfo for 127.0.0.1:7471, RDMA_PS_TCP (passive: RAI_PASSIVE). */
+struct rdma_addrinfo *scn_lookup(bool passive);
+
 /* A bound, listening id on 127.0.0.1; returns its port. */
 int scn_listen(struct rdma_cm_id *id);
 

@@ -21,24 +21,11 @@ static void qp_attr(struct ibv_qp_init_attr *attr)
 	attr->sq_sig_all = 1;
 }
 
-static struct rdma_addrinfo *lookup(bool passive)
-{
-	struct rdma_addrinfo hints, *res;
-
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_port_space = RDMA_PS_TCP;
-	if (passive)
-		hints.ai_flags = RAI_PASSIVE;
-	if (rdma_getaddrinfo("127.0.0.1", "7471", &hints, &res))
-		scn_die("rdma_getaddrinfo");
-	return res;
-}
-
 static void *server(void *arg)
 {
 	struct rdma_cm_id *listen_id, *id;
 	struct ibv_qp_init_attr attr;
-	struct rdma_addrinfo *res = lookup(true);
+	struct rdma_addrinfo *res = scn_lookup(true);
 
 	qp_attr(&attr);
 	if (rdma_create_ep(&listen_id, res, NULL, &attr))
@@ -70,7 +57,7 @@ int main(int argc, char **argv)
 	if (pthread_create(&t, NULL, server, NULL))
 		scn_die("pthread_create");
 	sem_wait(&listening);
-	res = lookup(false);
+	res = scn_lookup(false);
 	qp_attr(&attr);
 	if (rdma_create_ep(&id, res, NULL, &attr))
 		scn_die("rdma_create_ep (active)");

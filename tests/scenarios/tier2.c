@@ -144,14 +144,9 @@ static NOINLINE void destroy_qp_without_qp(bool bad)
 
 static NOINLINE void endpoint_destroyed_with_destroy_id(bool bad)
 {
-	struct rdma_addrinfo hints, *res;
+	struct rdma_addrinfo *res = scn_lookup(true);
 	struct rdma_cm_id *id;
 
-	memset(&hints, 0, sizeof(hints));
-	hints.ai_port_space = RDMA_PS_TCP;
-	hints.ai_flags = RAI_PASSIVE;
-	if (rdma_getaddrinfo("127.0.0.1", "7471", &hints, &res))
-		scn_die("rdma_getaddrinfo");
 	if (rdma_create_ep(&id, res, NULL, NULL))
 		scn_die("rdma_create_ep");
 	rdma_freeaddrinfo(res);
