@@ -59,7 +59,16 @@ static void unwait_charge_fn(struct rc_obj *o, void *arg)
 	}
 }
 
-static void settle_counts(const struct rc_obj *e, int delta);
+/* Add delta to the counts an event is charged to. */
+static void settle_counts(const struct rc_obj *e, int delta)
+{
+	if (e->flags & RC_F_LIB) {
+		RC_REG_ADD(e->u.ev.id, u.id.lib_held, delta);
+	} else {
+		RC_REG_ADD(e->u.ev.id, u.id.unacked, delta);
+		RC_REG_ADD(e->u.ev.channel, u.ch.unacked, delta);
+	}
+}
 
 int rdma_get_cm_event(struct rdma_event_channel *channel,
 		      struct rdma_cm_event **event)
@@ -141,17 +150,6 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 	if (!c.internal)
 		RC_REG_ADD(e.u.ev.mc, u.mc.unacked, 1);
 	return ret;
-}
-
-/* Add delta to the counts an event is charged to. */
-static void settle_counts(const struct rc_obj *e, int delta)
-{
-	if (e->flags & RC_F_LIB) {
-		RC_REG_ADD(e->u.ev.id, u.id.lib_held, delta);
-	} else {
-		RC_REG_ADD(e->u.ev.id, u.id.unacked, delta);
-		RC_REG_ADD(e->u.ev.channel, u.ch.unacked, delta);
-	}
 }
 
 
