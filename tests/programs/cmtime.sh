@@ -17,7 +17,7 @@ LO_CLIENT_REJECT='error|failure'
 LO_SUPPRESS='channel-destroy-while-waiting:cmtime'
 for c in 100 1000; do
 	LO_SERVER="cmtime -p 7471"
-	LO_CLIENT="cmtime -s 127.0.0.1 -p 7471 -c $c"
+	LO_CLIENT="cmtime -s $LO_ADDR -p 7471 -c $c"
 	lo_pair "cmtime -c $c"
 done
 lo_done

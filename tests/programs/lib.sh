@@ -8,6 +8,9 @@
 # RDMACHECK_SHIM, JQ, top_srcdir, top_builddir.
 
 lo_name=$(basename "$0" .sh)
+# The address servers bind and clients connect to (a real RoCE device
+# cannot use 127.0.0.1: the real-kernel tier passes its own).
+LO_ADDR=${RDMACHECK_TEST_ADDR:-127.0.0.1}
 lo_fail=0
 lo_seq=0
 lo_timeout=${LO_TIMEOUT:-30}

@@ -28,11 +28,11 @@ LO_CLIENT_REJECT='event:|failure'
 # rdma_get_cm_event on it (the thread is never stopped or joined).
 LO_SUPPRESS='channel-destroy-while-waiting:mckey'
 for opt in "" "-l"; do
-	LO_SERVER="mckey -m 239.0.0.1 -b 127.0.0.1 $opt"
-	LO_CLIENT="mckey -m 239.0.0.1 -b 127.0.0.1 -s $opt"
+	LO_SERVER="mckey -m 239.0.0.1 -b $LO_ADDR $opt"
+	LO_CLIENT="mckey -m 239.0.0.1 -b $LO_ADDR -s $opt"
 	lo_pair "mckey ${opt:-(default)}"
 done
-LO_SERVER="mckey -m 239.0.0.1 -b 127.0.0.1"
-LO_CLIENT="mckey -m 239.0.0.1 -b 127.0.0.1 -s -o"
+LO_SERVER="mckey -m 239.0.0.1 -b $LO_ADDR"
+LO_CLIENT="mckey -m 239.0.0.1 -b $LO_ADDR -s -o"
 lo_pair "mckey -s -o (send-only sender)"
 lo_done

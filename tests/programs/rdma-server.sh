@@ -6,7 +6,7 @@ lo_need rdma_server rdma_client
 
 LO_PS=tcp LO_PORT=7471
 LO_SERVER="rdma_server -p 7471"
-LO_CLIENT="rdma_client -s 127.0.0.1 -p 7471"
+LO_CLIENT="rdma_client -s $LO_ADDR -p 7471"
 LO_SERVER_EXPECT='^rdma_server: end 0$'
 LO_CLIENT_EXPECT='^rdma_client: end 0$'
 lo_pair "rdma_server/rdma_client"

@@ -6,7 +6,7 @@ lo_need rdma_xserver rdma_xclient
 
 LO_PS=tcp LO_PORT=7471
 LO_SERVER="rdma_xserver -p 7471"
-LO_CLIENT="rdma_xclient -s 127.0.0.1 -p 7471"
+LO_CLIENT="rdma_xclient -s $LO_ADDR -p 7471"
 LO_SERVER_EXPECT='^rdma_xserver: end 0$'
 LO_CLIENT_EXPECT='^rdma_xclient: end 0$'
 lo_pair "rdma_xserver/rdma_xclient -c r"

@@ -21,8 +21,8 @@ LO_SUPPRESS='id-destroy-with-qp:rping
 channel-destroy-while-waiting:rping
 id-destroy-with-unacked-events:rping'
 for opt in "" "-q"; do
-	LO_SERVER="rping -s -a 127.0.0.1 -p 7174 -v $opt"
-	LO_CLIENT="rping -c -a 127.0.0.1 -p 7174 -C 10 -v $opt"
+	LO_SERVER="rping -s -a $LO_ADDR -p 7174 -v $opt"
+	LO_CLIENT="rping -c -a $LO_ADDR -p 7174 -C 10 -v $opt"
 	lo_pair "rping -C 10 -v $opt"
 done
 lo_done

@@ -11,7 +11,7 @@ LO_CLIENT_EXPECT='^test complete$
 ^return status 0$'
 for opt in "-C 0" "-C 0 -c 4" "-C 0 -m"; do
 	LO_SERVER="ucmatose -p 7471 $opt"
-	LO_CLIENT="ucmatose -s 127.0.0.1 -p 7471 $opt"
+	LO_CLIENT="ucmatose -s $LO_ADDR -p 7471 $opt"
 	lo_pair "ucmatose $opt"
 done
 lo_done

@@ -17,7 +17,7 @@ LO_CLIENT_EXPECT='^receiving data transfers$
 ^return status 0$'
 for opt in "" "-c 4" "-m"; do
 	LO_SERVER="ucmatose -p 7471 $opt"
-	LO_CLIENT="ucmatose -s 127.0.0.1 -p 7471 $opt"
+	LO_CLIENT="ucmatose -s $LO_ADDR -p 7471 $opt"
 	lo_pair "ucmatose ${opt:-(default)}"
 done
 lo_done

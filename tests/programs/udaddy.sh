@@ -23,7 +23,7 @@ LO_CLIENT_EXPECT='^udaddy: starting client$
 LO_CLIENT_REJECT='event:|failure|failed'
 for opt in "" "-c 3"; do
 	LO_SERVER="udaddy $opt"
-	LO_CLIENT="udaddy -s 127.0.0.1 $opt"
+	LO_CLIENT="udaddy -s $LO_ADDR $opt"
 	lo_pair "udaddy ${opt:-(default)}"
 done
 lo_done

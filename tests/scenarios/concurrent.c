@@ -38,10 +38,7 @@ int main(int argc, char **argv)
 	struct sockaddr_in sin;
 	pthread_t t;
 
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons(scn_listen(listener));
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	scn_addr(&sin, scn_listen(listener));
 	if (rdma_create_id(NULL, &client, NULL, RDMA_PS_TCP))
 		scn_die("rdma_create_id(NULL)");
 	if (rdma_resolve_addr(client, NULL, (struct sockaddr *)&sin, 2000) ||

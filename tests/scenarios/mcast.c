@@ -1,8 +1,8 @@
 /*
  * mcast.c - multicast rules: argv[1] is leave-multicast-with-unacked-events,
  * id-destroy-with-multicast, leave-multicast-not-joined, leak-multicast, or
- * clean (join, ack, leave, destroy in order).  A UD id bound to 127.0.0.1
- * with a UD QP joins 239.0.0.1, as mckey does.
+ * clean (join, ack, leave, destroy in order).  A UD id bound to the test
+ * address with a UD QP joins 239.0.0.1, as mckey does.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -22,9 +22,7 @@ static struct rdma_cm_id *ud_id(void)
 
 	if (rdma_create_id(ch, &id, NULL, RDMA_PS_UDP))
 		scn_die("rdma_create_id(PS_UDP)");
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	scn_addr(&sin, 0);
 	if (rdma_bind_addr(id, (struct sockaddr *)&sin))
 		scn_die("rdma_bind_addr");
 	memset(&attr, 0, sizeof(attr));

@@ -48,19 +48,30 @@ struct rdma_cm_id *scn_id(struct rdma_event_channel *ch)
 	return id;
 }
 
-static void loopback(struct sockaddr_in *sin, int port)
+const char *scn_addr_str(void)
+{
+	const char *a = getenv("RDMACHECK_TEST_ADDR");
+
+	return a && *a ? a : "127.0.0.1";
+}
+
+void scn_addr(struct sockaddr_in *sin, int port)
 {
 	memset(sin, 0, sizeof(*sin));
 	sin->sin_family = AF_INET;
 	sin->sin_port = htons(port);
-	sin->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	if (inet_pton(AF_INET, scn_addr_str(), &sin->sin_addr) != 1) {
+		fprintf(stderr, "scenario: RDMACHECK_TEST_ADDR '%s' is not "
+			"an IPv4 address\n", scn_addr_str());
+		exit(99);
+	}
 }
 
 void scn_resolve(struct rdma_cm_id *id, int port)
 {
 	struct sockaddr_in sin;
 
-	loopback(&sin, port);
+	scn_addr(&sin, port);
 	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin, 2000))
 		scn_die("rdma_resolve_addr");
 }
@@ -97,7 +108,7 @@ struct rdma_addrinfo *scn_lookup(bool passive)
 	hints.ai_port_space = RDMA_PS_TCP;
 	if (passive)
 		hints.ai_flags = RAI_PASSIVE;
-	if (rdma_getaddrinfo("127.0.0.1", "7471", &hints, &res))
+	if (rdma_getaddrinfo(scn_addr_str(), "7471", &hints, &res))
 		scn_die("rdma_getaddrinfo");
 	return res;
 }
@@ -106,7 +117,7 @@ int scn_listen(struct rdma_cm_id *id)
 {
 	struct sockaddr_in sin;
 
-	loopback(&sin, 0);
+	scn_addr(&sin, 0);
 	if (rdma_bind_addr(id, (struct sockaddr *)&sin))
 		scn_die("rdma_bind_addr");
 	if (rdma_listen(id, 8))

@@ -21,17 +21,27 @@ void scn_die(const char *what) __attribute__((noreturn));
 struct rdma_event_channel *scn_channel(void);
 struct rdma_cm_id *scn_id(struct rdma_event_channel *ch);
 
-/* Start address resolution to 127.0.0.1:port. */
+/*
+ * The address every scenario binds, listens on and connects to: the
+ * environment's RDMACHECK_TEST_ADDR (an IPv4 address), default 127.0.0.1.
+ * A real RoCE device cannot use 127.0.0.1, so the real-kernel tier passes
+ * its device's own address.
+ */
+struct sockaddr_in;
+const char *scn_addr_str(void);
+void scn_addr(struct sockaddr_in *sin, int port);
+
+/* Start address resolution to the test address and port. */
 void scn_resolve(struct rdma_cm_id *id, int port);
 
 /* Next event on ch, which must be of type want (-1: any). */
 struct rdma_cm_event *scn_get(struct rdma_event_channel *ch, int want);
 void scn_ack(struct rdma_cm_event *ev);
 
-/* rdma_getaddrinfo for 127.0.0.1:7471, RDMA_PS_TCP (passive: RAI_PASSIVE). */
+/* rdma_getaddrinfo for the test address, port 7471, RDMA_PS_TCP (passive: RAI_PASSIVE). */
 struct rdma_addrinfo *scn_lookup(bool passive);
 
-/* A bound, listening id on 127.0.0.1; returns its port. */
+/* A bound, listening id on the test address; returns its port. */
 int scn_listen(struct rdma_cm_id *id);
 
 /*

@@ -50,10 +50,7 @@ int main(int argc, char **argv)
 	sem_wait(&listening);
 	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
 		scn_die("rdma_create_id(NULL)");
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons(port);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	scn_addr(&sin, port);
 	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin, 2000))
 		scn_die("rdma_resolve_addr");
 	if (rdma_resolve_route(id, 2000))

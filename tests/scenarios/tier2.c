@@ -43,10 +43,7 @@ static struct rdma_cm_id *sync_id(void)
 
 	if (rdma_create_id(NULL, &id, NULL, RDMA_PS_TCP))
 		scn_die("rdma_create_id(NULL)");
-	memset(&sin, 0, sizeof(sin));
-	sin.sin_family = AF_INET;
-	sin.sin_port = htons(7471);
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	scn_addr(&sin, 7471);
 	if (rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin, 2000))
 		scn_die("rdma_resolve_addr (sync)");
 	return id;

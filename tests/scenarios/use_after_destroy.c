@@ -6,9 +6,9 @@
 
 static NOINLINE int resolve_again(struct rdma_cm_id *id)
 {
-	struct sockaddr_in sin = { .sin_family = AF_INET };
+	struct sockaddr_in sin;
 
-	sin.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+	scn_addr(&sin, 0);
 	return rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin, 2000);
 }
 
