@@ -289,7 +289,7 @@ void rc_report_atfork_child(void)
 
 static unsigned weight(const struct rc_finding *f)
 {
-	return rc_rules[f->rule].severity == RC_SEV_LEAK ? f->count : 1;
+	return rc_finding_severity(f) == RC_SEV_LEAK ? f->count : 1;
 }
 
 /* Under the lock: count f and keep a copy. */
@@ -299,9 +299,9 @@ static void collect(const struct rc_finding *f)
 
 	if (f->suppressed)
 		s->suppressed += weight(f);
-	else if (rc_rules[f->rule].severity == RC_SEV_ERROR)
+	else if (rc_finding_severity(f) == RC_SEV_ERROR)
 		s->errors++;
-	else if (rc_rules[f->rule].severity == RC_SEV_WARNING)
+	else if (rc_finding_severity(f) == RC_SEV_WARNING)
 		s->warnings++;
 	else
 		s->leaks += f->count;
@@ -332,7 +332,7 @@ void rc_report_forget_leaks(void)
 	for (i = 0; i < rc_coll.nfindings; i++) {
 		const struct rc_finding *f = &rc_coll.findings[i];
 
-		if (rc_rules[f->rule].severity != RC_SEV_LEAK)
+		if (rc_finding_severity(f) != RC_SEV_LEAK)
 			rc_coll.findings[kept++] = *f;
 		else if (f->suppressed)
 			rc_coll.sum.suppressed -= f->count;
@@ -376,7 +376,7 @@ void rc_report(struct rc_finding *f)
 	f->message[sizeof(f->message) - 1] = '\0';
 	f->suppressed = rc_suppress_count() && rc_suppress_match(f) >= 0;
 	is_error = !f->suppressed &&
-		   rc_rules[f->rule].severity == RC_SEV_ERROR;
+		   rc_finding_severity(f) == RC_SEV_ERROR;
 
 	rc_out_init_grow(&text);
 	if (!f->suppressed)

@@ -22,7 +22,8 @@
 	X(SRQ, "srq", "SRQ") \
 	X(MCAST, "multicast", "multicast join") \
 	X(ADDRINFO, "addrinfo", "addrinfo list") \
-	X(DEVLIST, "device_list", "device list")
+	X(DEVLIST, "device_list", "device list") \
+	X(THREAD, "thread", "thread")
 
 enum rc_kind {
 #define X(e, json, text) RC_K_##e,
@@ -55,12 +56,20 @@ struct rc_finding {
 	char message[256];	/* one line, no rule id, no newline */
 	unsigned count;		/* > 1 for grouped leaks */
 	bool suppressed;	/* set by rc_report() */
+	bool as_warning;	/* an error rule whose certain case does not
+				 * hold here: reported as a warning */
 	pid_t tid;		/* thread that made the call (0 for leaks) */
 	rc_stack_id stack;	/* the call's stack (leaks: creation stack) */
 	unsigned nobjs;		/* entries used in objs */
 	unsigned more_objs;	/* objects named but not stored */
 	struct rc_objref objs[RC_MAX_OBJS];
 };
+
+/* The severity f is reported with: its rule's, or warning (as_warning). */
+static inline enum rc_severity rc_finding_severity(const struct rc_finding *f)
+{
+	return f->as_warning ? RC_SEV_WARNING : rc_rules[f->rule].severity;
+}
 
 /* Open log_path, load suppressions; after rc_options_parse(). */
 void rc_report_init(void);

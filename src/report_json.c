@@ -374,7 +374,7 @@ static void json_finding(struct rc_out *o, const struct rc_finding *f,
 	json_str(o, ri->id);
 	rc_out_puts(o, ", ");
 	json_key(o, "severity");
-	json_str(o, rc_severity_name(ri->severity));
+	json_str(o, rc_severity_name(rc_finding_severity(f)));
 	rc_out_puts(o, ", ");
 	json_key(o, "call");
 	json_str(o, f->call);

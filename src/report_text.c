@@ -140,7 +140,7 @@ void rc_text_finding(struct rc_out *o, const struct rc_finding *f, int pid)
 	rc_out_puts(o, "==");
 	rc_out_dec(o, pid);
 	rc_out_puts(o, "== ");
-	rc_out_puts(o, sev_word[ri->severity]);
+	rc_out_puts(o, sev_word[rc_finding_severity(f)]);
 	rc_out_puts(o, ": rdmacheck: ");
 	put_line_safe(o, f->message);
 	rc_out_puts(o, " [");
