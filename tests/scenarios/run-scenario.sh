@@ -7,6 +7,8 @@
 #   expect_rule      rule id that must be reported (empty: no finding at all)
 #   expect_call      the intercepted function of that finding ("" for leaks)
 #   expect_function  function of the scenario that frame #0 must name
+#   expect_severity  severity of that finding (default: the rule's own)
+#   expect_also      more rule ids that must be reported (any call)
 #   expect_exit      exit status (default 23 with a finding, 0 without)
 #   options          extra RDMACHECK_OPTIONS
 #   timeout          seconds (default 30)
@@ -15,6 +17,7 @@
 set -u
 spec=$1
 program= mode=bad expect_rule= expect_call= expect_function= expect_exit=
+expect_severity= expect_also=
 options= timeout=30 backend=loopback expect_status=exited
 # shellcheck disable=SC1090
 . "$spec"
@@ -41,7 +44,11 @@ else
 	libpath=
 fi
 if [ -z "$expect_exit" ]; then
-	if [ -n "$expect_rule" ]; then expect_exit=23; else expect_exit=0; fi
+	if [ -n "$expect_rule" ] && [ "$expect_severity" != warning ]; then
+		expect_exit=23
+	else
+		expect_exit=0
+	fi
 fi
 
 status=0
@@ -72,14 +79,28 @@ fi
 # within two helper frames of) the scenario's own function and leads back
 # to main.
 "$JQ" -e --arg r "$expect_rule" --arg c "$expect_call" \
-	--arg f "$expect_function" '
+	--arg f "$expect_function" --arg s "$expect_severity" '
 	[.findings[] | select(.rule == $r)
 	 | select(($c == "" and .call == null) or .call == $c)
+	 | select($s == "" or .severity == $s)
 	 | select(.stack[0:3] | map(.function) | index($f) != null)
 	 | select([.stack[].function] | index("main") != null)
 	 | select(.suppressed == false)]
 	| length >= 1' "$json" > /dev/null ||
-	fail "no $expect_rule finding from $expect_call in $expect_function"
+	fail "no ${expect_severity:+$expect_severity }$expect_rule finding" \
+	     "from $expect_call in $expect_function"
+for r in $expect_also; do
+	"$JQ" -e --arg r "$r" '[.findings[] | select(.rule == $r)
+		| select(.suppressed == false)] | length >= 1' "$json" \
+		> /dev/null || fail "no $r finding"
+done
+# Nothing else: every other rule reported is a false alarm.
+extra=$("$JQ" -r --arg r "$expect_rule" --arg a "$expect_also" '
+	($a | split(" ")) as $also
+	| [.findings[] | select(.suppressed == false) | .rule
+	   | select(. != $r and (. as $x | $also | index($x) | not))]
+	| unique | join(" ")' "$json")
+[ -z "$extra" ] || fail "unexpected findings: $extra"
 # Every object a finding names carries its creation stack.
 "$JQ" -e '[.findings[].objects[] | select((.created.stack | length) == 0)]
 	| length == 0' "$json" > /dev/null ||

@@ -11,14 +11,21 @@
 
 #include "scn.h"
 
-bool scn_bad(int argc, char **argv)
+const char *scn_mode(int argc, char **argv)
 {
 	/* A scenario that hangs is a failure, not a stuck suite. */
 	alarm(30);
 	setvbuf(stdout, NULL, _IONBF, 0);
-	if (argc < 2 || !strcmp(argv[1], "bad"))
+	return argc < 2 ? "bad" : argv[1];
+}
+
+bool scn_bad(int argc, char **argv)
+{
+	const char *mode = scn_mode(argc, argv);
+
+	if (!strcmp(mode, "bad"))
 		return true;
-	if (!strcmp(argv[1], "clean"))
+	if (!strcmp(mode, "clean"))
 		return false;
 	fprintf(stderr, "usage: %s [bad|clean]\n", argv[0]);
 	exit(2);

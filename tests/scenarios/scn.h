@@ -13,6 +13,9 @@
 
 #define NOINLINE __attribute__((noinline, noclone))
 
+/* argv[1] ("bad" when absent); arms a watchdog alarm. */
+const char *scn_mode(int argc, char **argv);
+
 /* Parse argv ("bad" or "clean"); arms a watchdog alarm. */
 bool scn_bad(int argc, char **argv);
 
