@@ -39,11 +39,18 @@ struct scan_ctx {
 	struct rc_ledger_scan *s;
 };
 
+static const char *const holder_note[] = {
+	[RC_HOLDER_CALLER] = " (the caller)",
+	[RC_HOLDER_LIVE] = "",
+	[RC_HOLDER_EXITED] = " (exited)",
+	[RC_HOLDER_UNKNOWN] = "",
+};
+
 static void scan_fn(const struct rc_obj *o, void *arg)
 {
 	struct scan_ctx *x = arg;
 	const struct rc_ref *r;
-	bool mine;
+	enum rc_holder h;
 
 	if (o->kind != RC_K_EVENT || o->destroyed || (o->flags & RC_F_LIB) ||
 	    o->pid != rc_pid())
@@ -52,13 +59,14 @@ static void scan_fn(const struct rc_obj *o, void *arg)
 	    x->by == BY_MC ? &o->u.ev.mc : &o->u.ev.channel;
 	if (r->h != x->ref.h || r->gen != x->ref.gen)
 		return;
-	mine = o->u.ev.holder == x->caller;
+	h = rc_thread_state(o->u.ev.holder, o->u.ev.holder_gen, x->caller);
 	x->s->n++;
-	x->s->by_caller += mine;
+	x->s->by_caller += h == RC_HOLDER_CALLER;
+	x->s->by_exited += h == RC_HOLDER_EXITED;
 	if (x->s->f)
-		rc_finding_add(x->s->f, o, "%s, fetched by thread %d%s, not acked",
-			       rc_event_name(o->u.ev.type), o->u.ev.holder,
-			       mine ? " (the caller)" : "");
+		rc_finding_add(x->s->f, o, "%s, fetched by thread %d%s, not "
+			       "acked", rc_event_name(o->u.ev.type),
+			       o->u.ev.holder, holder_note[h]);
 }
 
 void rc_ledger_scan_id(const struct rc_obj *id, pid_t caller,
@@ -101,6 +109,13 @@ void rc_ledger_ids_on_channel(const struct rc_obj *ch, struct rc_finding *f)
 	rc_reg_foreach(ids_fn, &x);
 }
 
+/*
+ * The destroy (migrate, leave) waits until these events are acked.  Held
+ * by another live thread, that is librdmacm's synchronisation by design:
+ * no finding (blocked-call reports it if the wait really lasts).  Held by
+ * the calling thread or by a thread that has exited, nobody can ack them:
+ * the call would never return.
+ */
 bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
 			     enum rc_rule rule)
 {
@@ -108,6 +123,7 @@ bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
 	struct scan_ctx x = { mc ? BY_MC : BY_ID, rc_ref_of(o), c->tid, NULL };
 	struct rc_ledger_scan s = { 0 };
 	struct rc_finding f;
+	unsigned stuck;
 	size_t len;
 	bool refuse;
 
@@ -118,26 +134,27 @@ bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
 	s.f = &f;
 	x.s = &s;
 	rc_reg_foreach(scan_fn, &x);
-	if (!s.n)
-		return true;	/* acked meanwhile by another thread */
-	refuse = s.by_caller && rc_opt.protect;
+	stuck = s.by_caller + s.by_exited;
+	if (!stuck)
+		return true;
+	refuse = rc_opt.protect;
 	len = snprintf(f.message, sizeof(f.message),
-		       "%s(%p): %u event%s %s %s not acked",
+		       "%s(%p): %u event%s %s %s not acked, %u held by ",
 		       rc_fn_info[c->fn].name,
 		       (void *)(mc ? o->u.mc.id.h : o->handle), s.n,
 		       s.n == 1 ? "" : "s",
 		       mc ? "of this multicast group" :
-		       "charged to this cm id", s.n == 1 ? "is" : "are");
+		       "charged to this cm id", s.n == 1 ? "is" : "are",
+		       stuck);
 	if (len >= sizeof(f.message))
 		len = sizeof(f.message) - 1;
-	if (s.by_caller)
-		snprintf(f.message + len, sizeof(f.message) - len,
-			 "; the calling thread holds %u, so the call would "
-			 "never return%s", s.by_caller,
-			 refuse ? " (not forwarded: returns -1/EBUSY)" : "");
-	else
-		snprintf(f.message + len, sizeof(f.message) - len,
-			 "; it blocks until another thread acks them");
+	snprintf(f.message + len, sizeof(f.message) - len,
+		 "%s%s%s, so the call would never return%s",
+		 s.by_caller ? "the calling thread" : "",
+		 s.by_caller && s.by_exited ? " and " : "",
+		 s.by_exited > 1 ? "threads that have exited" :
+		 s.by_exited ? "a thread that has exited" : "",
+		 refuse ? " (not forwarded: returns -1/EBUSY)" : "");
 	rc_report(&f);
 	if (refuse)
 		errno = EBUSY;

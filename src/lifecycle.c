@@ -35,6 +35,7 @@ static const int fatal_signals[] = {
 static void atfork_child(void)
 {
 	rc_gettid_atfork_child();
+	rc_thread_atfork_child();
 	rc_pid_atfork_child();
 	rc_reg_atfork_child();
 	rc_stack_atfork_child();

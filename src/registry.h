@@ -71,6 +71,7 @@ struct rc_obj {
 			uintptr_t ev_id;	/* event->id */
 			int type;
 			pid_t holder;		/* thread that fetched it */
+			uint32_t holder_gen;	/* its record (threads.c) */
 			struct rc_ref mc;	/* multicast join, if any */
 		} ev;
 		struct {

@@ -53,6 +53,9 @@ enum rc_handle_use {
 bool rc_require(struct rc_call *c, enum rc_kind kind, const void *h,
 		enum rc_handle_use use, struct rc_obj *o);
 
+/* use-after-fork: o, a live object of the parent, used in a fork child. */
+void rc_report_fork(struct rc_call *c, const struct rc_obj *o);
+
 /*
  * The generated CHECK wrappers: the first argument must be a live id; for
  * CHECKP (rdma_connect, rdma_accept, rdma_reject) arg, the connection
@@ -106,6 +109,7 @@ void rc_untrack(struct rc_call *c, const struct rc_obj *o);
 struct rc_ledger_scan {
 	unsigned n;		/* user-held events found */
 	unsigned by_caller;	/* of those, held by the calling thread */
+	unsigned by_exited;	/* and held by threads that have exited */
 	struct rc_finding *f;	/* events are added to it, may be NULL */
 };
 void rc_ledger_scan_id(const struct rc_obj *id, pid_t caller,
@@ -116,9 +120,9 @@ void rc_ledger_ids_on_channel(const struct rc_obj *ch, struct rc_finding *f);
 
 /*
  * The unacked-events check of rdma_destroy_id/_ep, rdma_migrate_id (o is
- * the id) and rdma_leave_multicast (o is the join).  Returns false when
- * the call must be refused (the caller itself holds an event, so the real
- * call could never return).
+ * the id) and rdma_leave_multicast (o is the join): reported only when the
+ * hang is certain (the caller, or a thread that has exited, holds one of
+ * the events).  Returns false when the call must then be refused.
  */
 bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
 			     enum rc_rule rule);
@@ -141,6 +145,18 @@ const char *rc_event_name(int type);
 int rc_watch_begin(struct rc_call *c, const struct rc_obj *id);
 void rc_watch_end(int slot);
 void rc_watch_atfork_child(void);
+
+/* threads.c: the calling thread's record (registered on first use; 0
+ * when it cannot be tracked), and what became of an event's holder. */
+enum rc_holder {
+	RC_HOLDER_CALLER,	/* the calling thread itself */
+	RC_HOLDER_LIVE,		/* another thread, still running */
+	RC_HOLDER_EXITED,	/* a thread that has exited */
+	RC_HOLDER_UNKNOWN,	/* not tracked */
+};
+uint32_t rc_thread_self(struct rc_call *c);
+enum rc_holder rc_thread_state(pid_t tid, uint32_t gen, pid_t caller);
+void rc_thread_atfork_child(void);
 
 /* Read a field of a cm id we know is live. */
 #define RC_ID(o) ((struct rdma_cm_id *)(o)->handle)

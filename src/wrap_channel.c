@@ -50,10 +50,13 @@ static bool check_destroy(struct rc_call *c, const struct rc_obj *ch)
 	if (ch->u.ch.waiters > 0) {
 		rc_finding_init(&f, RC_R_CHANNEL_DESTROY_WHILE_WAITING, c,
 				"rdma_destroy_event_channel(%p): %d thread%s "
-				"%s blocked in rdma_get_cm_event on this channel",
+				"%s blocked in rdma_get_cm_event on this channel "
+				"(harmless if %s never returns: the blocked read "
+				"keeps the closed file)",
 				(void *)ch->handle, ch->u.ch.waiters,
 				ch->u.ch.waiters == 1 ? "" : "s",
-				ch->u.ch.waiters == 1 ? "is" : "are");
+				ch->u.ch.waiters == 1 ? "is" : "are",
+				ch->u.ch.waiters == 1 ? "it" : "they");
 		rc_finding_add(&f, ch, NULL);
 		rc_report(&f);
 	}

@@ -97,7 +97,7 @@ void rc_finding_add(struct rc_finding *f, const struct rc_obj *o,
 }
 
 /* The kernel refuses the parent's objects in a child (EACCES). */
-static void report_fork(struct rc_call *c, const struct rc_obj *o)
+void rc_report_fork(struct rc_call *c, const struct rc_obj *o)
 {
 	struct rc_finding f;
 
@@ -123,7 +123,7 @@ bool rc_require(struct rc_call *c, enum rc_kind kind, const void *h,
 	known = rc_reg_get((uintptr_t)h, o);
 	if (known && o->kind == kind && !o->destroyed) {
 		if (RC_UNLIKELY(o->pid != rc_pid()))
-			report_fork(c, o);
+			rc_report_fork(c, o);
 		return true;
 	}
 	if (known && o->kind == kind) {

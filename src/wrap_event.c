@@ -7,6 +7,7 @@
  * event's parameter pointers with the ledger (event-use-after-ack).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <rdma/rdma_cma.h>
@@ -45,18 +46,51 @@ static void track_child(struct rc_call *c, struct rdma_cm_event *ev,
 			    (c->internal ? RC_F_LIB : 0), listener, NULL);
 }
 
+struct unwait_arg {
+	bool charge;		/* one more user-held event */
+	bool gone;		/* the channel was destroyed meanwhile */
+};
+
 static void unwait_fn(struct rc_obj *o, void *arg)
 {
-	if (!o->destroyed)
-		o->u.ch.waiters--;
+	struct unwait_arg *a = arg;
+
+	if (o->destroyed) {
+		a->gone = true;
+		return;
+	}
+	o->u.ch.waiters--;
+	o->u.ch.unacked += a->charge;
 }
 
-static void unwait_charge_fn(struct rc_obj *o, void *arg)
+/* A waiter cancelled inside the blocking call no longer waits. */
+static void waiter_cancelled(void *arg)
 {
-	if (!o->destroyed) {
-		o->u.ch.waiters--;
-		o->u.ch.unacked++;
-	}
+	const struct rc_obj *ch = arg;
+
+	if (ch->handle)
+		RC_REG_ADD(rc_ref_of(ch), u.ch.waiters, -1);
+}
+
+/*
+ * rdma_get_cm_event came back with an event after another thread destroyed
+ * the channel it was blocked on: the event refers to ids the program gave
+ * up on, and the library returned into freed memory.
+ */
+static void report_returned_into(struct rc_call *c, const struct rc_obj *ch,
+				 struct rdma_cm_event *ev)
+{
+	struct rc_finding f;
+	struct rc_obj now;
+
+	if (!rc_reg_get(ch->handle, &now) || now.gen != ch->gen)
+		now = *ch;	/* forgotten already: no destroy stack */
+	rc_finding_init(&f, RC_R_USE_AFTER_DESTROY, c,
+			"rdma_get_cm_event(%p): returned a %s event after the "
+			"channel was destroyed while this thread was blocked "
+			"in it", (void *)ch->handle, rc_event_name(ev->event));
+	rc_finding_add(&f, &now, NULL);
+	rc_report(&f);
 }
 
 /* Add delta to the counts an event is charged to. */
@@ -76,6 +110,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 	struct rc_obj ch, id, e;
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *charged;
+	struct unwait_arg ua = { false, false };
 	struct rc_finding f;
 	struct rc_call c;
 	int ret;
@@ -97,6 +132,8 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 			return -1;
 		if (ch.handle)	/* created meanwhile: count us in now */
 			RC_REG_ADD(rc_ref_of(&ch), u.ch.waiters, 1);
+	} else if (RC_UNLIKELY(ch.pid != rc_pid()) && !c.internal) {
+		rc_report_fork(&c, &ch);
 	}
 	if (!c.internal && ch.handle && (ch.flags & RC_F_LIB)) {
 		rc_finding_init(&f, RC_R_GET_EVENT_ON_PRIVATE_CHANNEL, &c,
@@ -106,17 +143,18 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 		rc_finding_add(&f, &ch, NULL);
 		rc_report(&f);
 	}
+	pthread_cleanup_push(waiter_cancelled, &ch);
 	ret = RC_REAL(rdma_get_cm_event)(channel, event);
-	if (ret || !event || !*event) {
-		if (ch.handle)
-			RC_REG_ADD(rc_ref_of(&ch), u.ch.waiters, -1);
-		return ret;
-	}
-	ev = *event;
+	pthread_cleanup_pop(0);
 	/* Out of the waiters, and (for the user) one more unacked event. */
-	if (ch.handle)
-		rc_reg_update(ch.handle, ch.gen, c.internal ? unwait_fn :
-			      unwait_charge_fn, NULL);
+	ua.charge = !ret && event && *event && !c.internal;
+	if (ch.handle && !rc_reg_update(ch.handle, ch.gen, unwait_fn, &ua))
+		ua.gone = true;
+	if (ret || !event || !*event)
+		return ret;
+	ev = *event;
+	if (ua.gone && !c.internal)
+		report_returned_into(&c, &ch, ev);
 
 	charged = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ?
 		  ev->listen_id : ev->id;
@@ -137,6 +175,8 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 	e.u.ev.ev_id = (uintptr_t)ev->id;
 	e.u.ev.type = ev->event;
 	e.u.ev.holder = c.tid;
+	if (!c.internal)
+		e.u.ev.holder_gen = rc_thread_self(&c);
 	/* A multicast event also counts for its group (rare: a scan). */
 	if (ev->event == RDMA_CM_EVENT_MULTICAST_JOIN ||
 	    ev->event == RDMA_CM_EVENT_MULTICAST_ERROR)

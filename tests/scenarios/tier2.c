@@ -219,6 +219,33 @@ static NOINLINE void use_after_fork(bool bad)
 	rdma_destroy_id(id);
 }
 
+/* The fast path of rdma_get_cm_event checks the owner process too. */
+static NOINLINE void get_event_after_fork(bool bad)
+{
+	struct rdma_cm_id *id = scn_id(ch);
+	struct rdma_cm_event *ev;
+	int status;
+	pid_t pid;
+
+	scn_resolve(id, 7471);	/* ADDR_RESOLVED waits on ch, unfetched */
+	pid = fork();
+	if (pid < 0)
+		scn_die("fork");
+	if (pid == 0) {
+		/* The child's report is the one the test reads; the kernel
+		 * would refuse (EACCES), the loopback hands the event out. */
+		if (bad && !rdma_get_cm_event(ch, &ev))
+			rdma_ack_cm_event(ev);
+		exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		scn_die("waitpid");
+	if (bad)
+		_exit(WEXITSTATUS(status));	/* leave the child's report */
+	scn_ack(scn_get(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	rdma_destroy_id(id);
+}
+
 static void make_srq(struct rdma_cm_id *id)
 {
 	struct ibv_srq_init_attr attr;
@@ -296,6 +323,7 @@ static const struct {
 	  library_object_destroyed_by_user },
 	{ "request-rejected-not-destroyed", request_rejected_not_destroyed },
 	{ "use-after-fork", use_after_fork },
+	{ "use-after-fork-get-event", get_event_after_fork },
 	{ "id-destroy-with-srq", id_destroy_with_srq },
 	{ "destroy-srq-without-srq", destroy_srq_without_srq },
 	{ "destroy-srq-before-qp", destroy_srq_before_qp },

@@ -6,6 +6,18 @@
  *                                  another thread holds until the watchdog
  *                                  has reported it (run with a short
  *                                  watchdog_ms)
+ *   held-by-other                  main destroys the id while the waiter
+ *                                  holds its event; the waiter acks once
+ *                                  main blocks in the destroy (librdmacm's
+ *                                  designed wait: no finding)
+ *   held-by-exited                 the waiter exits holding the event, then
+ *                                  main destroys the id: a certain hang,
+ *                                  refused with EBUSY (protect=1)
+ *   cancelled                      the waiter is cancelled while blocked in
+ *                                  rdma_get_cm_event, then main destroys
+ *                                  the channel (nobody waits: no finding)
+ *   interrupted                    the same, but a signal without
+ *                                  SA_RESTART ends the wait (EINTR)
  *   clean                          the same threads, correctly ordered
  * Readiness comes from /proc (the waiter is in read(2) on the channel fd)
  * and from rdmacheck's own report on stderr, never from sleeps.
@@ -14,6 +26,7 @@
 #include <fcntl.h>
 #include <pthread.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +38,8 @@
 static struct rdma_event_channel *ch;
 static struct rdma_cm_id *id;
 static sem_t fetched, reported;
-static pid_t waiter_tid;
+static pid_t waiter_tid, main_tid;
+static struct rdma_cm_event *held;	/* held-by-exited: the dead's event */
 static int real_stderr;
 
 static void timed_wait(sem_t *s, const char *what)
@@ -78,8 +92,9 @@ static void capture_stderr(void)
 		scn_die("pthread_create");
 }
 
-/* Until thread tid sits in read(2) on fd. */
-static void wait_blocked_in_read(pid_t tid, int fd)
+/* Until thread tid sits in system call sysno (with first argument arg0,
+ * unless it is -1). */
+static void wait_blocked_in(pid_t tid, long sysno, long want0)
 {
 	char path[64], buf[128];
 	long nr, arg0;
@@ -93,28 +108,58 @@ static void wait_blocked_in_read(pid_t tid, int fd)
 			scn_die("open /proc/.../syscall");
 		if (fgets(buf, sizeof(buf), f) &&
 		    sscanf(buf, "%ld %lx", &nr, &arg0) == 2 &&
-		    nr == SYS_read && arg0 == fd) {
+		    nr == sysno && (want0 == -1 || arg0 == want0)) {
 			fclose(f);
 			return;
 		}
 		fclose(f);
 		sched_yield();
 	}
-	scn_die("waiting for the waiter to block");
+	scn_die("waiting for a thread to block");
+}
+
+static void wait_blocked_in_read(pid_t tid, int fd)
+{
+	wait_blocked_in(tid, SYS_read, fd);
+}
+
+static void on_usr1(int sig)
+{
 }
 
 static void *waiter(void *arg)
 {
+	const char *how = arg ? arg : "";
 	struct rdma_cm_event *ev;
 
-	waiter_tid = (pid_t)syscall(SYS_gettid);
+	__atomic_store_n(&waiter_tid, (pid_t)syscall(SYS_gettid),
+			 __ATOMIC_RELEASE);
 	if (rdma_get_cm_event(ch, &ev))
-		return NULL;	/* the channel went away */
+		return NULL;	/* the channel went away, or interrupted */
 	sem_post(&fetched);
-	if (arg)	/* blocked-call: hold it until the watchdog spoke */
+	if (!strcmp(how, "exit")) {	/* leave it to a thread that is gone */
+		held = ev;
+		return NULL;
+	}
+	if (!strcmp(how, "hold"))	/* until the watchdog spoke */
 		timed_wait(&reported, "waiting for the blocked-call report");
+	if (!strcmp(how, "other"))	/* until main waits in the destroy */
+		wait_blocked_in(main_tid, SYS_futex, -1);
 	scn_ack(ev);
 	return NULL;
+}
+
+/* Start the waiter and wait until it sits in rdma_get_cm_event. */
+static pthread_t start_blocked_waiter(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, waiter, NULL))
+		scn_die("pthread_create");
+	while (!__atomic_load_n(&waiter_tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	wait_blocked_in_read(waiter_tid, ch->fd);
+	return t;
 }
 
 static NOINLINE void close_channel(void)
@@ -127,38 +172,73 @@ static NOINLINE int drop_id(void)
 	return rdma_destroy_id(id);
 }
 
+/* The waiter stops waiting (cancelled or interrupted), then the channel
+ * goes: nobody is blocked on it any more. */
+static void stop_waiter_then_close(bool cancel)
+{
+	struct sigaction sa;
+	pthread_t t;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_usr1;	/* no SA_RESTART: read gets EINTR */
+	sigaction(SIGUSR1, &sa, NULL);
+	if (rdma_destroy_id(id))
+		scn_die("rdma_destroy_id");
+	t = start_blocked_waiter();
+	if (cancel ? pthread_cancel(t) : pthread_kill(t, SIGUSR1))
+		scn_die("pthread_cancel/kill");
+	pthread_join(t, NULL);
+	close_channel();
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "clean";
 	char *clean[] = { argv[0], "clean" };
+	const char *how = NULL;
 	pthread_t t;
+	int ret;
 
 	scn_bad(2, clean);
 	sem_init(&fetched, 0, 0);
 	sem_init(&reported, 0, 0);
+	main_tid = (pid_t)syscall(SYS_gettid);
 	ch = scn_channel();
 	id = scn_id(ch);
 	if (!strcmp(mode, "channel-destroy-while-waiting")) {
 		if (rdma_destroy_id(id))
 			scn_die("rdma_destroy_id");
-		if (pthread_create(&t, NULL, waiter, NULL))
-			scn_die("pthread_create");
-		while (!__atomic_load_n(&waiter_tid, __ATOMIC_ACQUIRE))
-			sched_yield();
-		wait_blocked_in_read(waiter_tid, ch->fd);
+		start_blocked_waiter();
 		close_channel();
 		return 0;	/* the waiter sleeps on: exit ends it */
 	}
-	if (!strcmp(mode, "blocked-call"))
+	if (!strcmp(mode, "cancelled") || !strcmp(mode, "interrupted")) {
+		stop_waiter_then_close(!strcmp(mode, "cancelled"));
+		return 0;
+	}
+	if (!strcmp(mode, "blocked-call")) {
 		capture_stderr();
-	if (pthread_create(&t, NULL, waiter,
-			   strcmp(mode, "blocked-call") ? NULL : "hold"))
+		how = "hold";
+	} else if (!strcmp(mode, "held-by-other")) {
+		how = "other";
+	} else if (!strcmp(mode, "held-by-exited")) {
+		how = "exit";
+	}
+	if (pthread_create(&t, NULL, waiter, (void *)how))
 		scn_die("pthread_create");
 	scn_resolve(id, 7471);
 	timed_wait(&fetched, "waiting for the event");
-	if (!strcmp(mode, "clean"))
+	if (!strcmp(mode, "clean") || !strcmp(mode, "held-by-exited"))
 		pthread_join(t, NULL);
-	if (drop_id())
+	ret = drop_id();
+	if (held) {
+		/* Refused: nobody could ever ack the dead thread's event. */
+		if (ret != -1 || errno != EBUSY)
+			exit(98);
+		scn_ack(held);
+		ret = drop_id();
+	}
+	if (ret)
 		scn_die("rdma_destroy_id");
 	pthread_join(t, NULL);
 	close_channel();
