@@ -166,8 +166,7 @@ lo_check_reports()
 		"$JQ" -r '.findings[] | select(.severity == "warning")
 			| "  warning: \(.rule): \(.message)"' "$_r" |
 			sort -u | while IFS= read -r _w; do lo_log "$_w"; done
-		_got=$("$JQ" -r '.findings[] | select(.suppressed | not)
-			| select(.severity != "warning")
+		_got=$("$JQ" -r '.findings[] | select(.severity != "warning")
 			| "\(.rule) \(.call // "-")"' "$_r" | sort -u)
 		if [ "$_got" != "$_want" ]; then
 			lo_log "  $_side findings in $_r: expected" \
@@ -194,8 +193,6 @@ lo_check_reports()
 #   LO_EXPECT_SERVER, LO_EXPECT_CLIENT  errors and leaks the shim must
 #                       report: known bugs of the programs themselves
 #                       (see lo_check_reports); warnings are always allowed
-#   LO_SUPPRESS         (going away) suppression lines for findings that
-#                       are not bugs of the programs
 #   LO_BACKEND          the loopback build to run on (a directory holding
 #                       librdmacm.so.1 and libibverbs.so.1)
 lo_run_pair()
@@ -209,13 +206,8 @@ lo_run_pair()
 	_ldp="$LO_BACKEND${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 	if [ "$_mode" = shim ]; then
 		_pre="$RDMACHECK_SHIM${LD_PRELOAD:+ $LD_PRELOAD}"
-		_sup=
-		if [ -n "${LO_SUPPRESS:-}" ]; then
-			printf '%s\n' "$LO_SUPPRESS" >"$_d/suppressions"
-			_sup=":suppressions=$_d/suppressions"
-		fi
-		_opt_s="json=$_d/server.%p.json$_sup"
-		_opt_c="json=$_d/client.%p.json$_sup"
+		_opt_s="json=$_d/server.%p.json"
+		_opt_c="json=$_d/client.%p.json"
 	else
 		_pre=${LD_PRELOAD:-}
 		_opt_s=${RDMACHECK_OPTIONS:-}
