@@ -124,6 +124,7 @@ void *rc_resolve(enum rc_fn fn)
 {
 	const struct rc_fn_info *fi = &rc_fn_info[fn];
 	const char *soname;
+	int err = errno;	/* the caller's, not the loader's */
 	void *p, *h;
 
 	p = dlvsym(RTLD_NEXT, fi->name, fi->version);
@@ -141,10 +142,12 @@ void *rc_resolve(enum rc_fn fn)
 			dlclose(h);
 		}
 	}
-	if (!p)
-		return NULL;	/* not cached: the library may come later */
-	add_module_of(p);
-	__atomic_store_n(&rc_real[fn], p, __ATOMIC_RELEASE);
+	if (p) {
+		add_module_of(p);
+		__atomic_store_n(&rc_real[fn], p, __ATOMIC_RELEASE);
+	}
+	/* Not cached when missing: the library may come later. */
+	errno = err;
 	return p;
 }
 
@@ -166,8 +169,12 @@ ret name params								\
 		errno = ENOSYS;						\
 		return fail;						\
 	}								\
-	if (RC_UNLIKELY(rc_verbosity >= 2))				\
+	if (RC_UNLIKELY(rc_verbosity >= 2)) {				\
+		int err = errno;					\
+									\
 		rc_trace_call(RC_FN_##name, false, NULL);		\
+		errno = err;						\
+	}								\
 	return fn args;							\
 }
 
@@ -180,7 +187,7 @@ ret name params								\
 ret name params								\
 {									\
 	ret (*fn) params = rc_real_fn(RC_FN_##name);			\
-	struct rc_call c;						\
+	RC_CALL(c);							\
 	ret r;								\
 									\
 	if (RC_UNLIKELY(!fn)) {						\
@@ -190,7 +197,7 @@ ret name params								\
 	if (!rc_check_id_call(RC_FN_##name, id, arg,			\
 			(uintptr_t)__builtin_return_address(0), &c))	\
 		return fail;						\
-	r = fn args;							\
+	r = RC_FWD(&c, fn args);					\
 	rc_inside_end(&c);						\
 	return r;							\
 }

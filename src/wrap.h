@@ -18,10 +18,37 @@ struct rc_call {
 	enum rc_fn fn;
 	bool internal;		/* made by librdmacm itself */
 	bool skip;		/* our own code re-entered: track nothing */
+	bool fwd;		/* forwarded: err is what the real call left */
+	int err;		/* the caller's errno, then the real call's */
 	pid_t tid;
 	rc_stack_id stack;	/* captured on first use */
 	struct rc_ref inside;	/* the id this call is inside, if any */
 };
+
+/*
+ * A wrapper's call context.  When the wrapper returns, errno is what the
+ * real call left (our own bookkeeping never shows through); a refused call
+ * keeps the errno the wrapper set.
+ */
+#define RC_CALL(c) \
+	struct rc_call c __attribute__((cleanup(rc_call_end))) = { .fwd = false }
+void rc_call_end(struct rc_call *c);
+
+/* Forward to the real function with the caller's errno; keep what the
+ * real function leaves. */
+#define RC_FWD(c, call) ({						\
+	errno = (c)->err;						\
+	__typeof__(call) rc_fwd_ret_ = (call);				\
+	(c)->err = errno;						\
+	(c)->fwd = true;						\
+	rc_fwd_ret_;							\
+})
+#define RC_FWDV(c, call) do {						\
+	errno = (c)->err;						\
+	call;								\
+	(c)->err = errno;						\
+	(c)->fwd = true;						\
+} while (0)
 
 /* Start a call: init check, recursion guard, classification. */
 void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr);

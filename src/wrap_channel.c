@@ -14,7 +14,7 @@
 struct rdma_event_channel *rdma_create_event_channel(void)
 {
 	struct rdma_event_channel *ch;
-	struct rc_call c;
+	RC_CALL(c);
 
 	if (!RC_REAL(rdma_create_event_channel)) {
 		errno = ENOSYS;
@@ -22,7 +22,7 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 	}
 	rc_call_begin(&c, RC_FN_rdma_create_event_channel,
 		      (uintptr_t)__builtin_return_address(0));
-	ch = RC_REAL(rdma_create_event_channel)();
+	ch = RC_FWD(&c, RC_REAL(rdma_create_event_channel)());
 	if (ch && !c.skip)
 		rc_track(&c, RC_K_CHANNEL, ch, c.internal ? RC_F_LIB : 0,
 			 NULL);
@@ -90,7 +90,7 @@ static bool check_destroy(struct rc_call *c, const struct rc_obj *ch)
 
 void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj ch;
 
 	if (!RC_REAL(rdma_destroy_event_channel))
@@ -98,7 +98,7 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	rc_call_begin(&c, RC_FN_rdma_destroy_event_channel,
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip) {
-		RC_REAL(rdma_destroy_event_channel)(channel);
+		RC_FWDV(&c, RC_REAL(rdma_destroy_event_channel)(channel));
 		return;
 	}
 	if (c.internal) {
@@ -116,5 +116,5 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 			rc_untrack(&c, &ch);
 		}
 	}
-	RC_REAL(rdma_destroy_event_channel)(channel);
+	RC_FWDV(&c, RC_REAL(rdma_destroy_event_channel)(channel));
 }

@@ -30,6 +30,8 @@ void rc_pid_atfork_child(void)
 
 void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 {
+	c->err = errno;
+	c->fwd = false;
 	rc_ensure_init();
 	c->fn = fn;
 	c->skip = rc_busy != 0;
@@ -40,6 +42,12 @@ void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 	if (RC_UNLIKELY(rc_verbosity) && !c->skip &&
 	    (rc_verbosity >= 2 || rc_fn_info[fn].effect[0]))
 		rc_trace_call(fn, c->internal, NULL);
+}
+
+void rc_call_end(struct rc_call *c)
+{
+	if (c->fwd)
+		errno = c->err;
 }
 
 rc_stack_id rc_call_stack(struct rc_call *c)

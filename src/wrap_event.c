@@ -112,7 +112,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 	struct rdma_cm_id *charged;
 	struct unwait_arg ua = { false, false };
 	struct rc_finding f;
-	struct rc_call c;
+	RC_CALL(c);
 	int ret;
 
 	if (!RC_REAL(rdma_get_cm_event)) {
@@ -122,7 +122,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 	rc_call_begin(&c, RC_FN_rdma_get_cm_event,
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip)
-		return RC_REAL(rdma_get_cm_event)(channel, event);
+		return RC_FWD(&c, RC_REAL(rdma_get_cm_event)(channel, event));
 	/* Look the channel up and count this thread in, under one lock. */
 	if (!RC_REG_GET_ADD((uintptr_t)channel, RC_K_CHANNEL, u.ch.waiters, 1,
 			    &ch)) {
@@ -144,7 +144,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 		rc_report(&f);
 	}
 	pthread_cleanup_push(waiter_cancelled, &ch);
-	ret = RC_REAL(rdma_get_cm_event)(channel, event);
+	ret = RC_FWD(&c, RC_REAL(rdma_get_cm_event)(channel, event));
 	pthread_cleanup_pop(0);
 	/* Out of the waiters, and (for the user) one more unacked event. */
 	ua.charge = !ret && event && *event && !c.internal;
@@ -197,7 +197,7 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
 	enum rc_take took;
 	struct rc_finding f;
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj e;
 	bool lib;
 
@@ -208,7 +208,7 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 	rc_call_begin(&c, RC_FN_rdma_ack_cm_event,
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip)
-		return RC_REAL(rdma_ack_cm_event)(event);
+		return RC_FWD(&c, RC_REAL(rdma_ack_cm_event)(event));
 	/*
 	 * Mark it acked before forwarding: once freed, the address may come
 	 * back from another thread's rdma_get_cm_event at once.  A user's
@@ -225,7 +225,7 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 			RC_REG_ADD(e.u.ev.mc, u.mc.unacked, -1);
 	}
 	if (c.internal)
-		return RC_REAL(rdma_ack_cm_event)(event);
+		return RC_FWD(&c, RC_REAL(rdma_ack_cm_event)(event));
 	if (took == RC_TAKE_DESTROYED) {
 		rc_finding_init(&f, RC_R_EVENT_DOUBLE_ACK, &c,
 				"rdma_ack_cm_event(%p): event already acked "
@@ -261,5 +261,5 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 		if (rc_opt.protect)
 			return 0;
 	}
-	return RC_REAL(rdma_ack_cm_event)(event);
+	return RC_FWD(&c, RC_REAL(rdma_ack_cm_event)(event));
 }

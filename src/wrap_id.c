@@ -58,7 +58,7 @@ int rdma_create_id(struct rdma_event_channel *channel,
 		   struct rdma_cm_id **id, void *context,
 		   enum rdma_port_space ps)
 {
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj ch;
 	int ret;
 
@@ -71,7 +71,7 @@ int rdma_create_id(struct rdma_event_channel *channel,
 	if (!c.skip && !c.internal && channel &&
 	    !rc_require(&c, RC_K_CHANNEL, channel, RC_USE, &ch))
 		return -1;
-	ret = RC_REAL(rdma_create_id)(channel, id, context, ps);
+	ret = RC_FWD(&c, RC_REAL(rdma_create_id)(channel, id, context, ps));
 	if (ret == 0 && !c.skip && id && *id)
 		rc_track_id(&c, *id, (channel ? 0 : RC_F_SYNC) |
 			    (c.internal ? RC_F_LIB : 0), NULL, NULL);
@@ -268,7 +268,7 @@ static void check_qp(struct rc_call *c, const struct rc_obj *o)
 int rdma_destroy_id(struct rdma_cm_id *id)
 {
 	struct rc_finding f;
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj o;
 	int ret, slot;
 
@@ -279,7 +279,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	rc_call_begin(&c, RC_FN_rdma_destroy_id,
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip)
-		return RC_REAL(rdma_destroy_id)(id);
+		return RC_FWD(&c, RC_REAL(rdma_destroy_id)(id));
 	if (c.internal) {
 		if (!rc_reg_get((uintptr_t)id, &o) || o.kind != RC_K_ID ||
 		    o.destroyed)
@@ -310,7 +310,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		}
 	}
 	slot = c.internal ? -1 : rc_watch_begin(&c, &o);
-	ret = RC_REAL(rdma_destroy_id)(id);
+	ret = RC_FWD(&c, RC_REAL(rdma_destroy_id)(id));
 	rc_watch_end(slot);
 	rc_inside_end(&c);
 	if (ret == 0 && o.handle)
@@ -321,7 +321,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 		   struct ibv_pd *pd, struct ibv_qp_init_attr *qp_init_attr)
 {
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj ai;
 	int ret;
 
@@ -339,7 +339,7 @@ int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 	    rc_reg_get((uintptr_t)res, &ai) && ai.kind == RC_K_ADDRINFO &&
 	    ai.destroyed && !rc_require(&c, RC_K_ADDRINFO, res, RC_USE, &ai))
 		return -1;
-	ret = RC_REAL(rdma_create_ep)(id, res, pd, qp_init_attr);
+	ret = RC_FWD(&c, RC_REAL(rdma_create_ep)(id, res, pd, qp_init_attr));
 	if (ret == 0 && !c.skip && id && *id) {
 		rc_track_id(&c, *id, RC_F_SYNC | RC_F_EP |
 			    (c.internal ? RC_F_LIB : 0), NULL, &ai);
@@ -350,7 +350,7 @@ int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 
 void rdma_destroy_ep(struct rdma_cm_id *id)
 {
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj o;
 	int slot = -1;
 
@@ -372,7 +372,7 @@ void rdma_destroy_ep(struct rdma_cm_id *id)
 	/* The QP, SRQ and id are released by the nested calls. */
 	if (!c.skip && !c.internal)
 		slot = rc_watch_begin(&c, &o);
-	RC_REAL(rdma_destroy_ep)(id);
+	RC_FWDV(&c, RC_REAL(rdma_destroy_ep)(id));
 	rc_watch_end(slot);
 	rc_inside_end(&c);
 }
@@ -398,7 +398,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 {
 	struct rc_finding f;
 	struct move_arg a;
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj o, ch;
 	int ret, slot;
 
@@ -409,7 +409,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	rc_call_begin(&c, RC_FN_rdma_migrate_id,
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip)
-		return RC_REAL(rdma_migrate_id)(id, channel);
+		return RC_FWD(&c, RC_REAL(rdma_migrate_id)(id, channel));
 	if (c.internal) {
 		if (!rc_reg_get((uintptr_t)id, &o) || o.kind != RC_K_ID ||
 		    o.destroyed)
@@ -435,7 +435,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 			return -1;
 	}
 	slot = c.internal ? -1 : rc_watch_begin(&c, &o);
-	ret = RC_REAL(rdma_migrate_id)(id, channel);
+	ret = RC_FWD(&c, RC_REAL(rdma_migrate_id)(id, channel));
 	rc_watch_end(slot);
 	rc_inside_end(&c);
 	if (ret)
@@ -475,7 +475,7 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 {
 	struct rc_finding f;
 	struct adopt_arg a;
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj o;
 	int ret;
 
@@ -501,7 +501,7 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	}
 	if (o.handle && !rc_inside_begin(&c, &o))
 		return -1;
-	ret = RC_REAL(rdma_get_request)(listen, id);
+	ret = RC_FWD(&c, RC_REAL(rdma_get_request)(listen, id));
 	rc_inside_end(&c);
 	/* rsocket's listen thread keeps its children: library-owned. */
 	if (ret || c.skip || c.internal || !id || !*id)

@@ -121,7 +121,7 @@ int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
 			void *context)
 {
 	struct rc_obj o, mc = { .handle = 0 };
-	struct rc_call c;
+	RC_CALL(c);
 	int ret;
 
 	if (!RC_REAL(rdma_join_multicast)) {
@@ -136,7 +136,7 @@ int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
 		if (o.handle)
 			track_join(&c, &o, addr, context, &mc);
 	}
-	ret = RC_REAL(rdma_join_multicast)(id, addr, context);
+	ret = RC_FWD(&c, RC_REAL(rdma_join_multicast)(id, addr, context));
 	join_done(&c, &mc, ret);
 	return ret;
 }
@@ -146,7 +146,7 @@ int rdma_join_multicast_ex(struct rdma_cm_id *id,
 			   void *context)
 {
 	struct rc_obj o, mc = { .handle = 0 };
-	struct rc_call c;
+	RC_CALL(c);
 	int ret;
 
 	if (!RC_REAL(rdma_join_multicast_ex)) {
@@ -161,7 +161,8 @@ int rdma_join_multicast_ex(struct rdma_cm_id *id,
 		if (o.handle && mc_join_attr)
 			track_join(&c, &o, mc_join_attr->addr, context, &mc);
 	}
-	ret = RC_REAL(rdma_join_multicast_ex)(id, mc_join_attr, context);
+	ret = RC_FWD(&c, RC_REAL(rdma_join_multicast_ex)(id, mc_join_attr,
+							 context));
 	join_done(&c, &mc, ret);
 	return ret;
 }
@@ -187,7 +188,7 @@ static bool check_leave(struct rc_call *c, const struct rc_obj *id,
 int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 {
 	struct rc_obj o, mc = { .handle = 0 };
-	struct rc_call c;
+	RC_CALL(c);
 	int ret, slot = -1;
 
 	if (!RC_REAL(rdma_leave_multicast)) {
@@ -204,7 +205,7 @@ int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 		if (o.handle)
 			slot = rc_watch_begin(&c, &o);
 	}
-	ret = RC_REAL(rdma_leave_multicast)(id, addr);
+	ret = RC_FWD(&c, RC_REAL(rdma_leave_multicast)(id, addr));
 	rc_watch_end(slot);
 	if (ret == 0 && mc.handle &&
 	    rc_reg_destroy(mc.handle, mc.gen, c.tid, rc_call_stack(&c)))

@@ -16,7 +16,7 @@ int rdma_getaddrinfo(const char *node, const char *service,
 		     const struct rdma_addrinfo *hints,
 		     struct rdma_addrinfo **res)
 {
-	struct rc_call c;
+	RC_CALL(c);
 	int ret;
 
 	if (!RC_REAL(rdma_getaddrinfo)) {
@@ -25,7 +25,7 @@ int rdma_getaddrinfo(const char *node, const char *service,
 	}
 	rc_call_begin(&c, RC_FN_rdma_getaddrinfo,
 		      (uintptr_t)__builtin_return_address(0));
-	ret = RC_REAL(rdma_getaddrinfo)(node, service, hints, res);
+	ret = RC_FWD(&c, RC_REAL(rdma_getaddrinfo)(node, service, hints, res));
 	if (ret == 0 && !c.skip && res && *res)
 		rc_track(&c, RC_K_ADDRINFO, *res, c.internal ? RC_F_LIB : 0,
 			 NULL);
@@ -34,7 +34,7 @@ int rdma_getaddrinfo(const char *node, const char *service,
 
 void rdma_freeaddrinfo(struct rdma_addrinfo *res)
 {
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj o;
 
 	if (!RC_REAL(rdma_freeaddrinfo))
@@ -54,13 +54,13 @@ void rdma_freeaddrinfo(struct rdma_addrinfo *res)
 				rc_untrack(&c, &o);
 		}
 	}
-	RC_REAL(rdma_freeaddrinfo)(res);
+	RC_FWDV(&c, RC_REAL(rdma_freeaddrinfo)(res));
 }
 
 struct ibv_context **rdma_get_devices(int *num_devices)
 {
 	struct ibv_context **list;
-	struct rc_call c;
+	RC_CALL(c);
 
 	if (!RC_REAL(rdma_get_devices)) {
 		if (num_devices)
@@ -70,7 +70,7 @@ struct ibv_context **rdma_get_devices(int *num_devices)
 	}
 	rc_call_begin(&c, RC_FN_rdma_get_devices,
 		      (uintptr_t)__builtin_return_address(0));
-	list = RC_REAL(rdma_get_devices)(num_devices);
+	list = RC_FWD(&c, RC_REAL(rdma_get_devices)(num_devices));
 	if (list && !c.skip)
 		rc_track(&c, RC_K_DEVLIST, list, c.internal ? RC_F_LIB : 0,
 			 NULL);
@@ -79,7 +79,7 @@ struct ibv_context **rdma_get_devices(int *num_devices)
 
 void rdma_free_devices(struct ibv_context **list)
 {
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj o;
 
 	if (!RC_REAL(rdma_free_devices))
@@ -92,7 +92,7 @@ void rdma_free_devices(struct ibv_context **list)
 		if (o.handle)
 			rc_untrack(&c, &o);
 	}
-	RC_REAL(rdma_free_devices)(list);
+	RC_FWDV(&c, RC_REAL(rdma_free_devices)(list));
 }
 
 int rfcntl(int socket, int cmd, ...)

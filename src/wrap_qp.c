@@ -87,7 +87,7 @@ void rc_qp_set_owner(const struct rc_obj *id)
 int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 		   struct ibv_qp_init_attr *qp_init_attr)
 {
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj o;
 	int ret;
 
@@ -103,7 +103,7 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 		if (o.handle && !check_create(&c, id, &o, pd != NULL))
 			return -1;
 	}
-	ret = RC_REAL(rdma_create_qp)(id, pd, qp_init_attr);
+	ret = RC_FWD(&c, RC_REAL(rdma_create_qp)(id, pd, qp_init_attr));
 	if (ret == 0 && !c.skip)
 		track_owned(&c, id, RC_K_QP, id->qp);
 	return ret;
@@ -112,7 +112,7 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 int rdma_create_qp_ex(struct rdma_cm_id *id,
 		      struct ibv_qp_init_attr_ex *qp_init_attr)
 {
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj o;
 	int ret;
 
@@ -130,7 +130,7 @@ int rdma_create_qp_ex(struct rdma_cm_id *id,
 				 IBV_QP_INIT_ATTR_PD) && qp_init_attr->pd))
 			return -1;
 	}
-	ret = RC_REAL(rdma_create_qp_ex)(id, qp_init_attr);
+	ret = RC_FWD(&c, RC_REAL(rdma_create_qp_ex)(id, qp_init_attr));
 	if (ret == 0 && !c.skip)
 		track_owned(&c, id, RC_K_QP, id->qp);
 	return ret;
@@ -139,7 +139,7 @@ int rdma_create_qp_ex(struct rdma_cm_id *id,
 void rdma_destroy_qp(struct rdma_cm_id *id)
 {
 	struct rc_finding f;
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj o, q;
 	bool known = false;
 
@@ -149,7 +149,7 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 	rc_call_begin(&c, RC_FN_rdma_destroy_qp,
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip) {
-		RC_REAL(rdma_destroy_qp)(id);
+		RC_FWDV(&c, RC_REAL(rdma_destroy_qp)(id));
 		return;
 	}
 	if (!c.internal) {
@@ -183,7 +183,7 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 	}
 	if (known && !q.destroyed)
 		rc_untrack(&c, &q);
-	RC_REAL(rdma_destroy_qp)(id);
+	RC_FWDV(&c, RC_REAL(rdma_destroy_qp)(id));
 }
 
 static void verbs_gone_fn(struct rc_obj *q, void *arg)
@@ -193,7 +193,7 @@ static void verbs_gone_fn(struct rc_obj *q, void *arg)
 
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj q;
 
 	if (!RC_REAL(ibv_destroy_qp))
@@ -205,13 +205,13 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 		rc_reg_update(q.handle, q.gen, verbs_gone_fn, NULL);
 		rc_untrack(&c, &q);
 	}
-	return RC_REAL(ibv_destroy_qp)(qp);
+	return RC_FWD(&c, RC_REAL(ibv_destroy_qp)(qp));
 }
 
 int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 		    struct ibv_srq_init_attr *attr)
 {
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj o;
 	int ret;
 
@@ -224,7 +224,7 @@ int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 	if (!c.skip && !c.internal &&
 	    !rc_require(&c, RC_K_ID, id, RC_USE, &o))
 		return -1;
-	ret = RC_REAL(rdma_create_srq)(id, pd, attr);
+	ret = RC_FWD(&c, RC_REAL(rdma_create_srq)(id, pd, attr));
 	if (ret == 0 && !c.skip)
 		track_owned(&c, id, RC_K_SRQ, id->srq);
 	return ret;
@@ -233,7 +233,7 @@ int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 int rdma_create_srq_ex(struct rdma_cm_id *id,
 		       struct ibv_srq_init_attr_ex *attr)
 {
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj o;
 	int ret;
 
@@ -246,7 +246,7 @@ int rdma_create_srq_ex(struct rdma_cm_id *id,
 	if (!c.skip && !c.internal &&
 	    !rc_require(&c, RC_K_ID, id, RC_USE, &o))
 		return -1;
-	ret = RC_REAL(rdma_create_srq_ex)(id, attr);
+	ret = RC_FWD(&c, RC_REAL(rdma_create_srq_ex)(id, attr));
 	if (ret == 0 && !c.skip)
 		track_owned(&c, id, RC_K_SRQ, id->srq);
 	return ret;
@@ -281,7 +281,7 @@ static bool check_destroy_srq(struct rc_call *c, struct rdma_cm_id *id,
 
 void rdma_destroy_srq(struct rdma_cm_id *id)
 {
-	struct rc_call c;
+	RC_CALL(c);
 	struct rc_obj o, q;
 
 	if (!RC_REAL(rdma_destroy_srq))
@@ -289,7 +289,7 @@ void rdma_destroy_srq(struct rdma_cm_id *id)
 	rc_call_begin(&c, RC_FN_rdma_destroy_srq,
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip) {
-		RC_REAL(rdma_destroy_srq)(id);
+		RC_FWDV(&c, RC_REAL(rdma_destroy_srq)(id));
 		return;
 	}
 	if (!c.internal) {
@@ -301,5 +301,5 @@ void rdma_destroy_srq(struct rdma_cm_id *id)
 	if (id && id->srq && rc_reg_get((uintptr_t)id->srq, &q) &&
 	    q.kind == RC_K_SRQ && !q.destroyed)
 		rc_untrack(&c, &q);
-	RC_REAL(rdma_destroy_srq)(id);
+	RC_FWDV(&c, RC_REAL(rdma_destroy_srq)(id));
 }
