@@ -57,6 +57,11 @@ void rc_trace_call(enum rc_fn fn, bool internal, const void *arg0);
 /* Make sure the constructor ran (wrappers may run before it). */
 void rc_ensure_init(void);
 
+/* The process's first intercepted call (lifecycle.c); rc_used says it
+ * happened. */
+extern bool rc_used;
+void rc_first_use(void);
+
 /*
  * Recursion guard: set while our own bookkeeping runs; a wrapper entered
  * while it is set forwards untouched.

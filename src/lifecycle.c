@@ -1,14 +1,16 @@
 /*
  * lifecycle.c - the shim's life: initialisation (constructor, or the first
- * intercepted call if that comes earlier), the leak check and reports at
- * exit with the forced exit status, snapshots on a signal, fork handling,
- * and the fatal-signal handlers that still leave a JSON report when the
- * host crashes.
+ * intercepted call if that comes earlier), what starts at the first call
+ * (signal handlers, the service thread), the leak check and reports at
+ * exit after every destructor with the forced exit status, reports on
+ * snapshot and termination signals, fork handling, and the fatal-signal
+ * handlers that still leave a JSON report when the host crashes.
  */
 #include "config.h"
 
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -27,6 +29,9 @@ enum { INIT_NONE, INIT_RUNNING, INIT_DONE };
 static int init_state;
 static pid_t init_tid;
 static volatile sig_atomic_t crashed;
+bool rc_used;	/* this process made an intercepted call */
+
+static void reset_services(void);
 
 static const int fatal_signals[] = {
 	SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
@@ -43,6 +48,7 @@ static void atfork_child(void)
 	rc_report_atfork_child();
 	rc_watch_atfork_child();
 	rc_acked_atfork_child();
+	reset_services();
 }
 
 /*
@@ -185,11 +191,23 @@ static void leak_check(void)
 	free(x.g);
 }
 
-static void at_exit(void)
+/*
+ * The reports at exit.  They must come after every destructor of the
+ * process has run (libfabric, for one, frees its rdma_getaddrinfo lists in
+ * an ELF destructor) and before the exit status is final.  Our own ELF
+ * destructor runs somewhere inside the dynamic loader's sequence of
+ * destructors, which exit() runs as one of its exit handlers: registering
+ * an exit handler from there queues it after that whole sequence.  A
+ * status is forced with _exit() only then, when nothing is left to run but
+ * the stdio flush, which we do first.
+ */
+static void final_exit(int status, void *arg)
 {
 	struct rc_summary s;
-	int status;
+	int forced;
 
+	if (!__atomic_load_n(&rc_used, __ATOMIC_ACQUIRE))
+		return;		/* never used librdmacm: no report at all */
 	rc_busy++;
 	if (rc_opt.leak_check)
 		leak_check();
@@ -198,71 +216,205 @@ static void at_exit(void)
 	    rc_opt.verbosity)
 		rc_report_print_summary();
 	rc_report_write_json("exited", false);
-	status = rc_report_exit_status();
-	if (status >= 0) {
+	forced = rc_report_exit_status();
+	if (forced >= 0) {
 		fflush(NULL);
-		_exit(status);
+		_exit(forced);
 	}
 	rc_busy--;
 }
 
+__attribute__((destructor)) static void rc_destructor(void)
+{
+	if (on_exit(final_exit, NULL))
+		rc_warn("cannot report at exit: no exit handler");
+}
+
 /*
- * Snapshots: the signal handler only writes a byte to a pipe (async-signal
- * safe); a thread started at init does the work: the objects alive now
- * are reported as leaks, the JSON report is written with status
- * "snapshot", and those leak findings are forgotten again so that the
- * check at exit counts each object once.
+ * The service thread, started at the first intercepted call, does what a
+ * signal handler must not (it takes locks and allocates).  Handlers send
+ * it the signal number through a pipe:
+ * - snapshot_signal: the objects alive now are reported as leaks, the
+ *   JSON report is written with status "snapshot", and those leak findings
+ *   are forgotten again so that the check at exit counts each object once;
+ * - a termination signal with the default action (SIGTERM, SIGINT, SIGHUP,
+ *   SIGQUIT): the exit report and the JSON report (status "killed"), after
+ *   which the handler lets the signal kill the process, as Valgrind does.
  */
-static int snap_pipe[2] = { -1, -1 };
+static int svc_pipe[2] = { -1, -1 };	/* handlers -> service thread */
+static int done_pipe[2] = { -1, -1 };	/* service thread -> handlers */
+static bool svc_running;
+static int term_started;
+
+static const int term_signals[] = { SIGTERM, SIGINT, SIGHUP, SIGQUIT };
+
+/* Die of sig, as the default action would have had it. */
+static void die_of(int sig)
+{
+	struct sigaction sa;
+	sigset_t set;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = SIG_DFL;
+	sigemptyset(&sa.sa_mask);
+	sigaction(sig, &sa, NULL);
+	sigemptyset(&set);
+	sigaddset(&set, sig);
+	pthread_sigmask(SIG_UNBLOCK, &set, NULL);
+	raise(sig);
+}
 
 static void on_snapshot(int sig)
 {
 	int saved = errno;
-	char b = 1;
+	char b = (char)sig;
 
-	if (write(snap_pipe[1], &b, 1) < 0)
+	if (write(svc_pipe[1], &b, 1) < 0)
 		(void)0;	/* a snapshot is already pending */
 	errno = saved;
 }
 
-static void *snapshot_thread(void *arg)
+static void on_term(int sig)
 {
+	struct pollfd p = { .fd = done_pipe[0], .events = POLLIN };
+	char b = (char)sig;
+	int i;
+
+	if (__atomic_load_n(&svc_running, __ATOMIC_ACQUIRE)) {
+		if (!__atomic_exchange_n(&term_started, 1, __ATOMIC_ACQ_REL) &&
+		    write(svc_pipe[1], &b, 1) < 0)
+			(void)0;	/* the pipe is full: die unreported */
+		/*
+		 * Wait for the report, unless this thread is inside our own
+		 * bookkeeping and may hold a lock the report needs.  The
+		 * timeout bounds a report that cannot finish.
+		 */
+		for (i = 0; !rc_busy && i < 100; i++)
+			if (poll(&p, 1, 100) != 0)
+				break;
+	}
+	die_of(sig);
+}
+
+static void *service_thread(void *arg)
+{
+	sigset_t all;
 	char b;
 
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, NULL);	/* handlers run elsewhere */
 	rc_busy++;	/* our own thread: never tracked */
-	while (read(snap_pipe[0], &b, 1) == 1) {
+	while (read(svc_pipe[0], &b, 1) == 1) {
 		leak_check();
-		rc_report_write_json("snapshot", false);
-		rc_report_forget_leaks();
+		if (b == rc_opt.snapshot_signal) {
+			rc_report_write_json("snapshot", false);
+			rc_report_forget_leaks();
+			continue;
+		}
+		rc_report_set_signal(b);
+		rc_report_print_summary();
+		rc_report_write_json("killed", false);
+		if (write(done_pipe[1], &b, 1) < 0)
+			(void)0;
+		return NULL;
 	}
 	return NULL;
 }
 
-static void start_snapshots(int sig)
+/* snapshot_signal: only signals that mean nothing by default. */
+static bool snapshot_signal_ok(int sig)
 {
-	struct sigaction sa;
+	return sig == SIGUSR1 || sig == SIGUSR2 ||
+	       (sig >= SIGRTMIN && sig <= SIGRTMAX);
+}
+
+static void handle(int sig, void (*fn)(int), int flags, bool only_default)
+{
+	struct sigaction sa, old;
+
+	/* Never take a signal away from the host program. */
+	if (only_default &&
+	    (sigaction(sig, NULL, &old) || old.sa_handler != SIG_DFL ||
+	     (old.sa_flags & SA_SIGINFO)))
+		return;
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = fn;
+	sa.sa_flags = flags;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(sig, &sa, NULL))
+		rc_warn("cannot handle signal %d", sig);
+}
+
+static void start_services(void)
+{
 	pthread_attr_t attr;
 	pthread_t t;
+	unsigned i;
+	int snap = rc_opt.snapshot_signal;
 
-	if (pipe2(snap_pipe, O_CLOEXEC | O_NONBLOCK) ||
-	    fcntl(snap_pipe[0], F_SETFL, 0)) {
-		rc_warn("snapshots disabled: no pipe");
+	install_fatal_handlers();
+	if (pipe2(svc_pipe, O_CLOEXEC | O_NONBLOCK) ||
+	    fcntl(svc_pipe[0], F_SETFL, 0) ||
+	    pipe2(done_pipe, O_CLOEXEC)) {
+		rc_warn("no reports on signals: no pipe");
 		return;
 	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, snapshot_thread, NULL)) {
-		rc_warn("snapshots disabled: cannot start a thread");
+	if (pthread_create(&t, &attr, service_thread, NULL)) {
+		rc_warn("no reports on signals: cannot start a thread");
 		pthread_attr_destroy(&attr);
 		return;
 	}
 	pthread_attr_destroy(&attr);
-	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_snapshot;
-	sa.sa_flags = SA_RESTART;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(sig, &sa, NULL))
-		rc_warn("snapshots disabled: cannot handle signal %d", sig);
+	__atomic_store_n(&svc_running, true, __ATOMIC_RELEASE);
+	if (snap && !snapshot_signal_ok(snap)) {
+		rc_complain("snapshot_signal=%d: use SIGUSR1 (%d), SIGUSR2 (%d) "
+			    "or SIGRTMIN..SIGRTMAX (%d..%d); snapshots are off",
+			    snap, SIGUSR1, SIGUSR2, SIGRTMIN, SIGRTMAX);
+		snap = 0;
+	}
+	if (snap)
+		handle(snap, on_snapshot, SA_RESTART, false);
+	for (i = 0; i < RC_ARRAY_SIZE(term_signals); i++)
+		if (term_signals[i] != snap)
+			handle(term_signals[i], on_term, 0, true);
+}
+
+/*
+ * The first intercepted call of this process: from here on it writes
+ * reports, and the signal handlers and the service thread start.  A
+ * process that never calls librdmacm (a shell or timeout(1) that inherited
+ * LD_PRELOAD) starts nothing and writes nothing.
+ */
+void rc_first_use(void)
+{
+	if (__atomic_exchange_n(&rc_used, true, __ATOMIC_ACQ_REL))
+		return;
+	rc_busy++;
+	start_services();
+	rc_busy--;
+}
+
+/*
+ * A fork child: the service thread did not survive, and the pipes are
+ * shared with the parent's.  The child starts its own at its first call;
+ * until then its handlers only let the signal act.
+ */
+static void reset_services(void)
+{
+	unsigned i;
+
+	rc_used = false;
+	__atomic_store_n(&svc_running, false, __ATOMIC_RELEASE);
+	term_started = 0;
+	for (i = 0; i < 2; i++) {
+		if (svc_pipe[i] >= 0)
+			close(svc_pipe[i]);
+		if (done_pipe[i] >= 0)
+			close(done_pipe[i]);
+		svc_pipe[i] = done_pipe[i] = -1;
+	}
 }
 
 static void init(void)
@@ -277,10 +429,6 @@ static void init(void)
 	rc_interpose_init();
 	rc_report_init();
 	pthread_atfork(NULL, NULL, atfork_child);
-	atexit(at_exit);
-	install_fatal_handlers();
-	if (rc_opt.snapshot_signal)
-		start_snapshots(rc_opt.snapshot_signal);
 }
 
 void rc_ensure_init(void)

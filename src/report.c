@@ -394,6 +394,14 @@ void rc_report(struct rc_finding *f)
 		halt();
 }
 
+void rc_report_set_signal(int sig)
+{
+	pthread_mutex_lock(&rc_coll.lock);
+	rc_coll.signal = sig;
+	pthread_mutex_unlock(&rc_coll.lock);
+	rc_report_note("killed by signal %d (%s)", sig, strsignal(sig));
+}
+
 bool rc_report_halted(void)
 {
 	return __atomic_load_n(&rc_coll.halted, __ATOMIC_RELAXED);

@@ -98,11 +98,15 @@ void rc_report_summary(struct rc_summary *s);
 
 /*
  * Write the JSON report (if the json option is set) atomically (temp file
- * + rename).  status: "exited", "crashed" or "snapshot".  crash_safe:
+ * + rename).  status: "exited", "crashed", "snapshot" or "killed" (by
+ * the signal rc_report_set_signal named).  crash_safe:
  * called from a fatal-signal handler: take no blocking lock (trylock and
  * give up), allocate nothing new where avoidable.
  */
 void rc_report_write_json(const char *status, bool crash_safe);
+
+/* The termination signal a "killed" report names. */
+void rc_report_set_signal(int sig);
 
 /* Print the summary line to the log. */
 void rc_report_print_summary(void);

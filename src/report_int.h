@@ -25,6 +25,7 @@ struct rc_collector {
 	unsigned dropped;	/* findings beyond RC_MAX_FINDINGS */
 	struct rc_summary sum;
 	bool halted;		/* halt_on_error fired; JSON written */
+	int signal;		/* the termination signal being reported */
 
 	/* One JSON writer at a time: they share the temporary file name.
 	 * Taken before lock, never while holding it. */

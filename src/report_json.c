@@ -478,6 +478,11 @@ static void json_doc(struct rc_out *o, const char *status,
 	rc_out_puts(o, ",\n  ");
 	json_key(o, "status");
 	json_str(o, status);
+	if (!strcmp(status, "killed")) {
+		rc_out_puts(o, ",\n  ");
+		json_key(o, "signal");
+		rc_out_dec(o, rc_coll.signal);
+	}
 	if (halted) {
 		rc_out_puts(o, ",\n  ");
 		json_key(o, "halted");

@@ -595,6 +595,7 @@ struct proc {
 	const char **argv;
 	size_t argc;
 	const char *status;
+	int signal;		/* status "killed": by this signal */
 	bool halted;
 	unsigned long long dropped;
 	struct summary sum;
@@ -957,9 +958,12 @@ static void load_report(const char *path)
 	}
 	p->status = get_str(&c, root, "status", true, false);
 	if (strcmp(p->status, "exited") && strcmp(p->status, "crashed") &&
-	    strcmp(p->status, "snapshot"))
-		bad_field(&c, "status",
-			  "expected \"exited\", \"crashed\" or \"snapshot\"");
+	    strcmp(p->status, "snapshot") && strcmp(p->status, "killed"))
+		bad_field(&c, "status", "expected \"exited\", \"crashed\", "
+			  "\"snapshot\" or \"killed\"");
+	if (!strcmp(p->status, "killed"))
+		p->signal = (int)get_int(&c, root, "signal", false, true, 0,
+					 255);
 	p->halted = get_bool(&c, root, "halted", false);
 	p->dropped = (unsigned long long)get_int(&c, root, "findings_dropped",
 						 false, true, 0, LLONG_MAX);
@@ -1376,6 +1380,9 @@ static void put_proc_notes(FILE *o, const struct proc *p)
 	else if (!strcmp(p->status, "snapshot"))
 		fprintf(o, "==%lld== rdmacheck: a snapshot report; the process was still running\n",
 			p->pid);
+	else if (!strcmp(p->status, "killed"))
+		fprintf(o, "==%lld== rdmacheck: the process was killed by signal %d\n",
+			p->pid, p->signal);
 	if (p->halted)
 		fprintf(o, "==%lld== rdmacheck: halted at the first error (halt_on_error)\n",
 			p->pid);
@@ -1568,6 +1575,8 @@ static void output_json(FILE *o)
 		}
 		fputs("], \"status\": ", o);
 		put_jstr(o, p->status);
+		if (!strcmp(p->status, "killed"))
+			fprintf(o, ", \"signal\": %d", p->signal);
 		fprintf(o, ", \"halted\": %s, \"findings_dropped\": %llu, \"report\": ",
 			p->halted ? "true" : "false", p->dropped);
 		put_jstr(o, p->path);

@@ -70,9 +70,17 @@ case $out in
 *) fail "RDMACHECK_OPTIONS set without options: $out" ;;
 esac
 
+# A program that never uses librdmacm is left alone: no report.
+run env -u RDMACHECK_OPTIONS "$launcher" --json="$t_dir/quiet.%p.json" true
+expect_rc 0 "a program without librdmacm keeps its status"
+set -- "$t_dir"/quiet.*.json
+[ ! -e "$1" ] && pass "no report from a program that never used librdmacm" ||
+	fail "a program without librdmacm wrote $1"
+
 # The shim really is loaded and reads the options: it writes the report.
-run env -u RDMACHECK_OPTIONS "$launcher" --json="$t_dir/report.%p.json" \
-	--exitcode=5 true
+run env -u RDMACHECK_OPTIONS RDMACHECK_LOOPBACK_NS="launcher-$$" \
+	"$launcher" --loopback --json="$t_dir/report.%p.json" \
+	--exitcode=5 "$top_builddir/tests/scenarios/leaks" clean
 expect_rc 0 "a clean program keeps its status"
 set -- "$t_dir"/report.*.json
 if [ -f "$1" ] && grep -q '"tool": "rdmacheck"' "$1" &&

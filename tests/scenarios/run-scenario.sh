@@ -9,6 +9,10 @@
 #   expect_function  function of the scenario that frame #0 must name
 #   expect_severity  severity of that finding (default: the rule's own)
 #   expect_also      more rule ids that must be reported (any call)
+#   expect_output    newline-separated regexes the program's output must
+#                    match (one line each)
+#   wrapper          a command that runs the program as its child, under
+#                    the shim too, and exits after it (e.g. "timeout 60")
 #   expect_exit      exit status (default 23 with a finding, 0 without)
 #   options          extra RDMACHECK_OPTIONS
 #   timeout          seconds (default 30)
@@ -17,7 +21,7 @@
 set -u
 spec=$1
 program= mode=bad expect_rule= expect_call= expect_function= expect_exit=
-expect_severity= expect_also=
+expect_severity= expect_also= expect_output= wrapper=
 options= timeout=30 backend=loopback expect_status=exited
 # shellcheck disable=SC1090
 . "$spec"
@@ -51,6 +55,9 @@ if [ -z "$expect_exit" ]; then
 	fi
 fi
 
+set -- "$bin" "$mode"
+# shellcheck disable=SC2086
+[ -n "$wrapper" ] && set -- $wrapper "$@"
 status=0
 # Only the scenario runs under the shim, not timeout(1).
 timeout -k 5 "$timeout" env LD_LIBRARY_PATH="$libpath" \
@@ -58,10 +65,17 @@ timeout -k 5 "$timeout" env LD_LIBRARY_PATH="$libpath" \
 	LD_PRELOAD="$RDMACHECK_SHIM" \
 	RDMACHECK_LOOPBACK_NS="rcscn-$$-$(basename "$spec" .scenario)" \
 	RDMACHECK_OPTIONS="json=$json${options:+:$options}" \
-	"$bin" "$mode" > "$work/out" 2>&1 || status=$?
+	"$@" > "$work/out" 2>&1 || status=$?
 cat "$work/out"
 [ "$status" = "$expect_exit" ] ||
 	fail "exit status $status, expected $expect_exit"
+old_ifs=$IFS
+IFS='
+'
+for re in $expect_output; do
+	grep -Eq -- "$re" "$work/out" || fail "no output line matches /$re/"
+done
+IFS=$old_ifs
 [ "$expect_exit" = 124 ] && exit 0	# a hang was the point: no report
 
 [ -f "$json" ] || fail "no JSON report"

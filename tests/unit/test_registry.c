@@ -19,6 +19,12 @@ void rc_ensure_init(void)
 {
 }
 
+bool rc_used = true;
+
+void rc_first_use(void)
+{
+}
+
 rc_stack_id rc_stack_capture(void)
 {
 	return 0;

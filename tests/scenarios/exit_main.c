@@ -1,0 +1,84 @@
+/*
+ * exit_main.c - how a process ends.  argv[1]:
+ *   clean      a dlopen()ed plugin frees its addrinfo list in its ELF
+ *              destructor; the program's atexit handler and the plugin's
+ *              destructor both run; no finding, exit status 0
+ *   bad        the same, and the program leaks a cm id: leak-id, and the
+ *              exit status is forced (23) only after both ran
+ *   child      the program leaks a cm id, then runs /bin/true through
+ *              system(): the shell and true inherit LD_PRELOAD and the
+ *              json= path but never use librdmacm, so they must not
+ *              write over this process's report
+ *   sigterm    the program leaks a cm id and is killed by SIGTERM: the
+ *              report still comes (status "killed"), then the process dies
+ *              of that signal
+ *   own-term   the program has its own SIGTERM handler, which is left
+ *              alone: it asks main to stop, and main returns cleanly
+ */
+#include <dlfcn.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "scn.h"
+
+static void say_atexit(void)
+{
+	static const char msg[] = "atexit handler ran\n";
+
+	if (write(STDOUT_FILENO, msg, strlen(msg)) < 0)
+		_exit(96);
+}
+
+static NOINLINE struct rdma_cm_id *leak_id(struct rdma_event_channel *ch)
+{
+	return scn_id(ch);
+}
+
+static volatile sig_atomic_t stop;
+
+static void own_term(int sig)
+{
+	static const char msg[] = "own SIGTERM handler ran\n";
+
+	if (write(STDOUT_FILENO, msg, strlen(msg)) < 0)
+		_exit(96);
+	stop = 1;
+}
+
+int main(int argc, char **argv)
+{
+	const char *mode = scn_mode(argc, argv);
+	struct rdma_event_channel *ch = NULL;
+	char path[4096];
+	void (*lookup)(void);
+	void *h;
+
+	if (!strcmp(mode, "own-term"))
+		signal(SIGTERM, own_term);
+	if (!strcmp(mode, "clean") || !strcmp(mode, "bad")) {
+		snprintf(path, sizeof(path), "%s/.libs/exit_plugin.so",
+			 getenv("SCN_DIR") ? getenv("SCN_DIR") : ".");
+		h = dlopen(path, RTLD_NOW);
+		lookup = h ? (void (*)(void))dlsym(h, "plugin_lookup") : NULL;
+		if (!lookup) {
+			fprintf(stderr, "exit_main: %s\n", dlerror());
+			return 99;
+		}
+		lookup();
+		atexit(say_atexit);
+	}
+	ch = scn_channel();
+	if (strcmp(mode, "clean") && strcmp(mode, "own-term"))
+		leak_id(ch);
+	else
+		rdma_destroy_event_channel(ch);
+	if (!strcmp(mode, "child") && system("/bin/true"))
+		scn_die("system");
+	if (!strcmp(mode, "sigterm") || !strcmp(mode, "own-term")) {
+		raise(SIGTERM);
+		return stop ? 0 : 95;	/* sigterm: not reached */
+	}
+	return 0;
+}
