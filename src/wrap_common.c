@@ -179,6 +179,57 @@ static void rejected_fn(struct rc_obj *o, void *arg)
 	o->flags |= RC_F_REJECTED;
 }
 
+/*
+ * What a call needs of the id before librdmacm may touch it; 44.0 crashes
+ * without (rdma_resolve_route and rdma_connect dereference the device of
+ * an unbound id, rdma_accept reads conn_param->qp_num when the id has no
+ * QP).  The loopback backend only fails these with EINVAL, so refuse them
+ * by our own rule, not by what the library underneath happens to do.
+ */
+static bool check_ready(struct rc_call *c, const struct rc_obj *o,
+			const void *arg)
+{
+	struct rdma_cm_id *id = RC_ID(o);
+	struct rc_finding f;
+	enum rc_rule rule;
+	const char *why;
+
+	switch (c->fn) {
+	case RC_FN_rdma_resolve_route:
+		if (id->verbs)
+			return true;
+		rule = RC_R_RESOLVE_ROUTE_UNBOUND;
+		why = "the address is not resolved yet (ADDR_RESOLVED not "
+		      "retrieved), and librdmacm dereferences id->verbs";
+		break;
+	case RC_FN_rdma_connect:
+		if (id->verbs)
+			return true;
+		rule = RC_R_CONNECT_UNBOUND;
+		why = "the cm id is not bound to a device (resolve the address "
+		      "and the route first)";
+		break;
+	case RC_FN_rdma_accept:
+		if (arg || id->qp)
+			return true;
+		rule = RC_R_ACCEPT_WITHOUT_QP;
+		why = "no conn_param and no QP, and librdmacm reads "
+		      "conn_param->qp_num";
+		break;
+	default:
+		return true;
+	}
+	rc_finding_init(&f, rule, c, "%s(%p): %s%s", rc_fn_info[c->fn].name,
+			(void *)o->handle, why, rc_opt.protect ?
+			"; not forwarded (returns -1/EINVAL)" : "");
+	rc_finding_add(&f, o, NULL);
+	rc_report(&f);
+	if (!rc_opt.protect)
+		return true;
+	errno = EINVAL;
+	return false;
+}
+
 static bool check_id(struct rc_call *c, enum rc_fn fn, const void *id,
 		     const void *arg)
 {
@@ -186,6 +237,8 @@ static bool check_id(struct rc_call *c, enum rc_fn fn, const void *id,
 	struct rc_obj o;
 
 	if (!rc_require(c, RC_K_ID, id, RC_USE, &o))
+		return false;
+	if (o.handle && !check_ready(c, &o, arg))
 		return false;
 	if (!rc_inside_begin(c, &o))
 		return false;

@@ -219,6 +219,98 @@ static NOINLINE void use_after_fork(bool bad)
 	rdma_destroy_id(id);
 }
 
+static NOINLINE void resolve_route_unbound(bool bad)
+{
+	struct rdma_cm_id *id = scn_id(ch);
+
+	scn_resolve(id, 7471);
+	/* Bad: ADDR_RESOLVED not retrieved yet, the id has no device. */
+	if (bad && (rdma_resolve_route(id, 2000) != -1 || errno != EINVAL))
+		exit(98);
+	scn_ack(scn_get(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(id, 2000))
+		scn_die("rdma_resolve_route");
+	scn_ack(scn_get(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	rdma_destroy_id(id);
+}
+
+static NOINLINE void connect_unbound(bool bad)
+{
+	struct rdma_cm_id *id = scn_id(ch);
+	struct rdma_conn_param param;
+
+	memset(&param, 0, sizeof(param));
+	param.responder_resources = param.initiator_depth = 1;
+	/* Bad: nothing resolved; clean: connect to nobody (REJECTED). */
+	if (bad && (rdma_connect(id, &param) != -1 || errno != EINVAL))
+		exit(98);
+	if (!bad) {
+		scn_resolve(id, 7471);
+		scn_ack(scn_get(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+		if (rdma_resolve_route(id, 2000))
+			scn_die("rdma_resolve_route");
+		scn_ack(scn_get(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+		if (rdma_connect(id, &param))
+			scn_die("rdma_connect");
+		scn_ack(scn_get(ch, -1));
+	}
+	rdma_destroy_id(id);
+}
+
+/* A listener on ch and a client on its own channel; returns the child. */
+static struct rdma_cm_id *request(struct rdma_cm_id **listener,
+				  struct rdma_event_channel **cch,
+				  struct rdma_cm_id **client)
+{
+	struct rdma_conn_param param;
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *child;
+	int port;
+
+	*listener = scn_id(ch);
+	port = scn_listen(*listener);
+	*cch = scn_channel();
+	*client = scn_id(*cch);
+	scn_resolve(*client, port);
+	scn_ack(scn_get(*cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	if (rdma_resolve_route(*client, 2000))
+		scn_die("rdma_resolve_route");
+	scn_ack(scn_get(*cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	memset(&param, 0, sizeof(param));
+	param.responder_resources = param.initiator_depth = 1;
+	if (rdma_connect(*client, &param))
+		scn_die("rdma_connect");
+	ev = scn_get(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	child = ev->id;
+	scn_ack(ev);
+	return child;
+}
+
+static NOINLINE void accept_without_qp(bool bad)
+{
+	struct rdma_cm_id *listener, *client, *child;
+	struct rdma_event_channel *cch;
+	struct rdma_conn_param param;
+
+	child = request(&listener, &cch, &client);
+	memset(&param, 0, sizeof(param));
+	param.responder_resources = param.initiator_depth = 1;
+	/* Bad: neither conn_param nor a QP. */
+	if (bad && (rdma_accept(child, NULL) != -1 || errno != EINVAL))
+		exit(98);
+	if (rdma_accept(child, &param))
+		scn_die("rdma_accept");
+	scn_ack(scn_get(cch, RDMA_CM_EVENT_CONNECT_RESPONSE));
+	if (rdma_establish(client))
+		scn_die("rdma_establish");
+	scn_ack(scn_get(ch, RDMA_CM_EVENT_ESTABLISHED));
+	scn_disconnect(ch, child, cch, client);
+	rdma_destroy_id(child);
+	rdma_destroy_id(client);
+	rdma_destroy_id(listener);
+	rdma_destroy_event_channel(cch);
+}
+
 /* The fast path of rdma_get_cm_event checks the owner process too. */
 static NOINLINE void get_event_after_fork(bool bad)
 {
@@ -324,6 +416,9 @@ static const struct {
 	{ "request-rejected-not-destroyed", request_rejected_not_destroyed },
 	{ "use-after-fork", use_after_fork },
 	{ "use-after-fork-get-event", get_event_after_fork },
+	{ "resolve-route-unbound", resolve_route_unbound },
+	{ "connect-unbound", connect_unbound },
+	{ "accept-without-qp", accept_without_qp },
 	{ "id-destroy-with-srq", id_destroy_with_srq },
 	{ "destroy-srq-without-srq", destroy_srq_without_srq },
 	{ "destroy-srq-before-qp", destroy_srq_before_qp },
