@@ -120,6 +120,108 @@ void rc_interpose_init(void)
 	add_module_of((void *)rc_interpose_init);
 }
 
+/*
+ * What kind of librdmacm is loaded: one whose calls to its own exports go
+ * through the PLT (rdma-core's own build: the wrappers see them), or one
+ * linked with -Bsymbolic-functions (Ubuntu's), whose internal calls never
+ * reach us.  Counted from its relocations: JUMP_SLOT and GLOB_DAT entries
+ * for rdma_* symbols the library defines itself.  The shim derives
+ * ownership from call results either way; this is for the reader.
+ */
+static int lib_inspected;
+
+struct inspect_arg {
+	uintptr_t base;
+	int count;
+};
+
+static uintptr_t dyn_addr(uintptr_t v, uintptr_t base)
+{
+	/* glibc relocates these entries in place; others may not. */
+	return v < base ? v + base : v;
+}
+
+static int inspect_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct inspect_arg *a = arg;
+	const ElfW(Dyn) *d = NULL;
+	const ElfW(Sym) *sym = NULL;
+	const char *str = NULL;
+	const ElfW(Rela) *rel[2] = { NULL, NULL };
+	size_t relsz[2] = { 0, 0 }, i, j;
+	int n;
+
+	if (info->dlpi_addr != a->base)
+		return 0;
+	for (n = 0; n < info->dlpi_phnum; n++)
+		if (info->dlpi_phdr[n].p_type == PT_DYNAMIC)
+			d = (const void *)(info->dlpi_addr +
+					   info->dlpi_phdr[n].p_vaddr);
+	for (; d && d->d_tag != DT_NULL; d++) {
+		uintptr_t v = dyn_addr(d->d_un.d_ptr, info->dlpi_addr);
+
+		switch (d->d_tag) {
+		case DT_SYMTAB:
+			sym = (const void *)v;
+			break;
+		case DT_STRTAB:
+			str = (const void *)v;
+			break;
+		case DT_JMPREL:
+			rel[0] = (const void *)v;
+			break;
+		case DT_PLTRELSZ:
+			relsz[0] = d->d_un.d_val;
+			break;
+		case DT_RELA:
+			rel[1] = (const void *)v;
+			break;
+		case DT_RELASZ:
+			relsz[1] = d->d_un.d_val;
+			break;
+		}
+	}
+	if (!sym || !str)
+		return 1;
+	a->count = 0;
+	for (j = 0; j < 2; j++) {
+		for (i = 0; rel[j] && i < relsz[j] / sizeof(ElfW(Rela)); i++) {
+			unsigned type = ELF64_R_TYPE(rel[j][i].r_info);
+			const ElfW(Sym) *s = &sym[ELF64_R_SYM(rel[j][i].r_info)];
+
+			if ((type == R_X86_64_JUMP_SLOT ||
+			     type == R_X86_64_GLOB_DAT) &&
+			    s->st_shndx != SHN_UNDEF &&
+			    !strncmp(str + s->st_name, "rdma_", 5))
+				a->count++;
+		}
+	}
+	return 1;
+}
+
+static void inspect_librdmacm(const void *fn)
+{
+	struct inspect_arg a = { 0, -1 };
+	Dl_info dli;
+
+	if (!dladdr(fn, &dli) || !dli.dli_fbase)
+		return;
+	/* A shared object's load base: what dl_iterate_phdr reports. */
+	a.base = (uintptr_t)dli.dli_fbase;
+	dl_iterate_phdr(inspect_cb, &a);
+	if (a.count < 0)
+		return;
+	rc_report_set_librdmacm(dli.dli_fname, a.count);
+	if (rc_verbosity >= 1)
+		rc_report_note("librdmacm %s calls %s%d of its own exports "
+			       "through the PLT%s", dli.dli_fname,
+			       a.count ? "" : "none (", a.count,
+			       a.count ? "; rdmacheck sees its internal calls"
+			       : "): linked with -Bsymbolic-functions; "
+			       "rdmacheck derives what the library owns from "
+			       "the results of the program's calls");
+}
+
 void *rc_resolve(enum rc_fn fn)
 {
 	const struct rc_fn_info *fi = &rc_fn_info[fn];
@@ -145,6 +247,9 @@ void *rc_resolve(enum rc_fn fn)
 	if (p) {
 		add_module_of(p);
 		__atomic_store_n(&rc_real[fn], p, __ATOMIC_RELEASE);
+		if (!strncmp(fi->version, "RDMACM", 6) &&
+		    !__atomic_exchange_n(&lib_inspected, 1, __ATOMIC_ACQ_REL))
+			inspect_librdmacm(p);
 	}
 	/* Not cached when missing: the library may come later. */
 	errno = err;
@@ -199,6 +304,9 @@ ret name params								\
 		return fail;						\
 	r = RC_FWD(&c, fn args);					\
 	rc_inside_end(&c);						\
+	/* A synchronous id: what librdmacm keeps in it may change. */	\
+	if (c.id_flags & RC_F_SYNC)					\
+		rc_settle_id(&c, (struct rdma_cm_id *)id);		\
 	return r;							\
 }
 

@@ -57,6 +57,8 @@ struct rc_obj {
 		struct {
 			struct rc_ref channel;
 			struct rc_ref parent;	/* listener, for children */
+			struct rc_ref lib_event; /* the event librdmacm keeps
+						  * in id->event */
 			int unacked;	/* user-held events charged here */
 			int lib_held;	/* library-held events charged */
 			int joins;	/* multicast groups joined */

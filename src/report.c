@@ -394,6 +394,15 @@ void rc_report(struct rc_finding *f)
 		halt();
 }
 
+void rc_report_set_librdmacm(const char *path, int self_calls)
+{
+	pthread_mutex_lock(&rc_coll.lock);
+	snprintf(rc_coll.lib_path, sizeof(rc_coll.lib_path), "%s",
+		 path ? path : "?");
+	rc_coll.lib_self_calls = self_calls;
+	pthread_mutex_unlock(&rc_coll.lock);
+}
+
 void rc_report_set_signal(int sig)
 {
 	pthread_mutex_lock(&rc_coll.lock);

@@ -105,6 +105,10 @@ void rc_report_summary(struct rc_summary *s);
  */
 void rc_report_write_json(const char *status, bool crash_safe);
 
+/* The librdmacm that is loaded, and how many of its own exports it calls
+ * through the PLT (0: linked with -Bsymbolic-functions), for the JSON. */
+void rc_report_set_librdmacm(const char *path, int self_calls);
+
 /* The termination signal a "killed" report names. */
 void rc_report_set_signal(int sig);
 

@@ -26,6 +26,8 @@ struct rc_collector {
 	struct rc_summary sum;
 	bool halted;		/* halt_on_error fired; JSON written */
 	int signal;		/* the termination signal being reported */
+	char lib_path[256];	/* librdmacm, once resolved ("" before) */
+	int lib_self_calls;
 
 	/* One JSON writer at a time: they share the temporary file name.
 	 * Taken before lock, never while holding it. */

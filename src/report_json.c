@@ -491,6 +491,18 @@ static void json_doc(struct rc_out *o, const char *status,
 	rc_out_puts(o, ",\n  ");
 	json_key(o, "unwinder");
 	json_str(o, rc_stack_unwinder());
+	if (rc_coll.lib_path[0]) {
+		/* Which kind of librdmacm ran: see interpose.c. */
+		rc_out_puts(o, ",\n  ");
+		json_key(o, "librdmacm");
+		rc_out_puts(o, "{");
+		json_key(o, "path");
+		json_str(o, rc_coll.lib_path);
+		rc_out_puts(o, ", ");
+		json_key(o, "plt_self_calls");
+		rc_out_dec(o, rc_coll.lib_self_calls);
+		rc_out_puts(o, "}");
+	}
 	rc_out_puts(o, ",\n  ");
 	json_key(o, "symbolized");
 	rc_out_puts(o, crash ? "false" : "true");

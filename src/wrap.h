@@ -23,6 +23,7 @@ struct rc_call {
 	pid_t tid;
 	rc_stack_id stack;	/* captured on first use */
 	struct rc_ref inside;	/* the id this call is inside, if any */
+	uint16_t id_flags;	/* CHECK wrappers: the id's flags */
 };
 
 /*
@@ -184,6 +185,36 @@ enum rc_holder {
 uint32_t rc_thread_self(struct rc_call *c);
 enum rc_holder rc_thread_state(pid_t tid, uint32_t gen, pid_t caller);
 void rc_thread_atfork_child(void);
+
+struct rdma_cm_id;
+
+/*
+ * wrap_sync.c: what librdmacm keeps for an id, derived after a user call
+ * from the state the call left (its private channel, id->event, the QP
+ * and SRQ it made), whether or not the library's own calls were seen.
+ */
+void rc_settle_id(struct rc_call *c, struct rdma_cm_id *id);
+struct rc_lib_state {
+	struct rc_ref lib_event, qp, srq;
+};
+/* Before a destroy: what the library will free with the id ... */
+void rc_lib_snapshot(const struct rc_obj *o, struct rc_lib_state *s);
+/* ... and after it succeeded: mark those gone. */
+void rc_lib_release(struct rc_call *c, const struct rc_lib_state *s);
+
+/* wrap_id.c: register an id this call produced (joins its channel). */
+void rc_track_id(struct rc_call *c, struct rdma_cm_id *id, unsigned flags,
+		 const struct rc_obj *parent, struct rc_obj *out);
+/* An id no longer uses this channel; a private one goes with its id. */
+void rc_id_left_channel(struct rc_call *c, struct rc_ref channel);
+
+/* wrap_qp.c: the QP or SRQ librdmacm made for id joins the registry. */
+void rc_track_owned(struct rc_call *c, struct rdma_cm_id *id,
+		    enum rc_kind kind, void *h);
+void rc_qp_set_owner(const struct rc_obj *id);
+
+/* wrap_event.c: add delta to the counts an event is charged to. */
+void rc_event_settle(const struct rc_obj *e, int delta);
 
 /* Read a field of a cm id we know is live. */
 #define RC_ID(o) ((struct rdma_cm_id *)(o)->handle)

@@ -238,6 +238,7 @@ static bool check_id(struct rc_call *c, enum rc_fn fn, const void *id,
 
 	if (!rc_require(c, RC_K_ID, id, RC_USE, &o))
 		return false;
+	c->id_flags = o.flags;
 	if (o.handle && !check_ready(c, &o, arg))
 		return false;
 	if (!rc_inside_begin(c, &o))

@@ -15,9 +15,6 @@
 #include "options.h"
 #include "wrap.h"
 
-void rc_track_id(struct rc_call *c, struct rdma_cm_id *id, unsigned flags,
-		 const struct rc_obj *parent, struct rc_obj *out);
-
 struct child_arg {
 	struct rc_ref parent;
 	bool user;
@@ -33,17 +30,24 @@ static void child_fn(struct rc_obj *o, void *arg)
 		o->flags &= ~RC_F_LIB;
 }
 
-/* The new id of a CONNECT_REQUEST: known already if it was migrated. */
+/*
+ * The new id of a CONNECT_REQUEST: known already if its migration was
+ * seen.  A synchronous listener's child is synchronous too, with a
+ * private channel of its own.
+ */
 static void track_child(struct rc_call *c, struct rdma_cm_event *ev,
 			const struct rc_obj *listener)
 {
 	struct child_arg a = { { 0, 0 }, !c->internal };
+	bool sync = listener && (listener->flags & RC_F_SYNC);
 
 	if (listener)
 		a.parent = rc_ref_of(listener);
 	if (!rc_update_live(ev->id, RC_K_ID, child_fn, &a))
-		rc_track_id(c, ev->id, RC_F_CHILD |
+		rc_track_id(c, ev->id, RC_F_CHILD | (sync ? RC_F_SYNC : 0) |
 			    (c->internal ? RC_F_LIB : 0), listener, NULL);
+	if (sync && !c->internal)
+		rc_settle_id(c, ev->id);
 }
 
 struct unwait_arg {
@@ -93,8 +97,7 @@ static void report_returned_into(struct rc_call *c, const struct rc_obj *ch,
 	rc_report(&f);
 }
 
-/* Add delta to the counts an event is charged to. */
-static void settle_counts(const struct rc_obj *e, int delta)
+void rc_event_settle(const struct rc_obj *e, int delta)
 {
 	if (e->flags & RC_F_LIB) {
 		RC_REG_ADD(e->u.ev.id, u.id.lib_held, delta);
@@ -184,7 +187,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 					      ev->param.ud.private_data);
 	if (!rc_reg_insert(&e)) {
 		/* Untracked after all: take the counts back. */
-		settle_counts(&e, -1);
+		rc_event_settle(&e, -1);
 		return ret;
 	}
 	if (!c.internal)
@@ -220,7 +223,7 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 	if (took == RC_TAKE_TAKEN) {
 		if (!c.internal)
 			rc_ledger_acked(&e, event);
-		settle_counts(&e, -1);
+		rc_event_settle(&e, -1);
 		if (!(e.flags & RC_F_LIB))
 			RC_REG_ADD(e.u.ev.mc, u.mc.unacked, -1);
 	}

@@ -14,8 +14,6 @@
 #include "options.h"
 #include "wrap.h"
 
-void rc_qp_set_owner(const struct rc_obj *id);
-
 /* The channel record an id points at, as a reference (0 if untracked). */
 static struct rc_ref channel_ref(struct rdma_event_channel *ch)
 {
@@ -48,10 +46,35 @@ void rc_track_id(struct rc_call *c, struct rdma_cm_id *id, unsigned flags,
 		*out = o;
 }
 
+struct left_arg {
+	bool gone;	/* a private channel that lost its last id */
+};
+
+static void left_fn(struct rc_obj *o, void *arg)
+{
+	if (o->destroyed)
+		return;
+	o->u.ch.nids--;
+	((struct left_arg *)arg)->gone = o->u.ch.nids <= 0 &&
+					 (o->flags & RC_F_LIB);
+}
+
+void rc_id_left_channel(struct rc_call *c, struct rc_ref channel)
+{
+	struct left_arg a = { false };
+
+	/* librdmacm frees a private channel with its id (or when the id
+	 * migrates away from it): it goes whether or not we saw the call. */
+	if (channel.h && rc_reg_update(channel.h, channel.gen, left_fn, &a) &&
+	    a.gone)
+		rc_reg_destroy(channel.h, channel.gen, c->tid,
+			       rc_call_stack(c));
+}
+
 static void id_destroyed(struct rc_call *c, const struct rc_obj *o)
 {
 	if (rc_reg_destroy(o->handle, o->gen, c->tid, rc_call_stack(c)))
-		RC_REG_ADD(o->u.id.channel, u.ch.nids, -1);
+		rc_id_left_channel(c, o->u.id.channel);
 }
 
 int rdma_create_id(struct rdma_event_channel *channel,
@@ -72,9 +95,12 @@ int rdma_create_id(struct rdma_event_channel *channel,
 	    !rc_require(&c, RC_K_CHANNEL, channel, RC_USE, &ch))
 		return -1;
 	ret = RC_FWD(&c, RC_REAL(rdma_create_id)(channel, id, context, ps));
-	if (ret == 0 && !c.skip && id && *id)
+	if (ret == 0 && !c.skip && id && *id) {
 		rc_track_id(&c, *id, (channel ? 0 : RC_F_SYNC) |
 			    (c.internal ? RC_F_LIB : 0), NULL, NULL);
+		if (!channel && !c.internal)
+			rc_settle_id(&c, *id);
+	}
 	return ret;
 }
 
@@ -267,6 +293,7 @@ static void check_qp(struct rc_call *c, const struct rc_obj *o)
 
 int rdma_destroy_id(struct rdma_cm_id *id)
 {
+	struct rc_lib_state lib;
 	struct rc_finding f;
 	RC_CALL(c);
 	struct rc_obj o;
@@ -309,12 +336,18 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 			rc_report(&f);
 		}
 	}
+	if (o.handle)
+		rc_lib_snapshot(&o, &lib);
 	slot = c.internal ? -1 : rc_watch_begin(&c, &o);
 	ret = RC_FWD(&c, RC_REAL(rdma_destroy_id)(id));
 	rc_watch_end(slot);
 	rc_inside_end(&c);
-	if (ret == 0 && o.handle)
+	if (ret == 0 && o.handle) {
+		/* It acked id->event and freed a private channel. */
+		lib.qp = lib.srq = (struct rc_ref){ 0, 0 };
+		rc_lib_release(&c, &lib);
 		id_destroyed(&c, &o);
+	}
 	return ret;
 }
 
@@ -344,12 +377,14 @@ int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 		rc_track_id(&c, *id, RC_F_SYNC | RC_F_EP |
 			    (c.internal ? RC_F_LIB : 0), NULL, &ai);
 		rc_qp_set_owner(&ai);
+		rc_settle_id(&c, *id);
 	}
 	return ret;
 }
 
 void rdma_destroy_ep(struct rdma_cm_id *id)
 {
+	struct rc_lib_state lib;
 	RC_CALL(c);
 	struct rc_obj o;
 	int slot = -1;
@@ -358,6 +393,10 @@ void rdma_destroy_ep(struct rdma_cm_id *id)
 		return;
 	rc_call_begin(&c, RC_FN_rdma_destroy_ep,
 		      (uintptr_t)__builtin_return_address(0));
+	o.handle = 0;
+	if (c.internal && (!rc_reg_get((uintptr_t)id, &o) ||
+			   o.kind != RC_K_ID || o.destroyed))
+		o.handle = 0;
 	if (!c.skip && !c.internal) {
 		if (!rc_require(&c, RC_K_ID, id, RC_DESTROY, &o))
 			return;
@@ -369,12 +408,23 @@ void rdma_destroy_ep(struct rdma_cm_id *id)
 		if (o.handle && !rc_inside_begin(&c, &o))
 			return;
 	}
-	/* The QP, SRQ and id are released by the nested calls. */
+	if (c.skip)
+		o.handle = 0;
+	if (o.handle)
+		rc_lib_snapshot(&o, &lib);
 	if (!c.skip && !c.internal)
 		slot = rc_watch_begin(&c, &o);
 	RC_FWDV(&c, RC_REAL(rdma_destroy_ep)(id));
 	rc_watch_end(slot);
 	rc_inside_end(&c);
+	/*
+	 * The QP, SRQ and id go in nested calls, seen only when the library
+	 * makes them through the PLT: whatever is still recorded goes now.
+	 */
+	if (o.handle) {
+		rc_lib_release(&c, &lib);
+		id_destroyed(&c, &o);
+	}
 }
 
 struct move_arg {
@@ -451,9 +501,11 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	a.channel = channel_ref(id->channel);
 	a.sync = channel == NULL;
 	if (rc_reg_update(o.handle, o.gen, move_fn, &a)) {
-		RC_REG_ADD(o.u.id.channel, u.ch.nids, -1);
 		RC_REG_ADD(a.channel, u.ch.nids, 1);
+		rc_id_left_channel(&c, o.u.id.channel);
 	}
+	if (!c.internal)
+		rc_settle_id(&c, id);
 	return ret;
 }
 
@@ -504,11 +556,19 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	ret = RC_FWD(&c, RC_REAL(rdma_get_request)(listen, id));
 	rc_inside_end(&c);
 	/* rsocket's listen thread keeps its children: library-owned. */
-	if (ret || c.skip || c.internal || !id || !*id)
+	if (c.skip || c.internal)
+		return ret;
+	/* A failure leaves its event in listen->event. */
+	if (o.handle)
+		rc_settle_id(&c, listen);
+	if (ret || !id || !*id)
 		return ret;
 	a.parent = o.handle ? rc_ref_of(&o) : (struct rc_ref){ 0, 0 };
 	if (!rc_update_live(*id, RC_K_ID, adopt_fn, &a))
 		rc_track_id(&c, *id, RC_F_CHILD | RC_F_SYNC,
 			    o.handle ? &o : NULL, NULL);
+	/* Its private channel, its CONNECT_REQUEST (charged to the
+	 * listener) and, on a passive endpoint, its QP. */
+	rc_settle_id(&c, *id);
 	return ret;
 }

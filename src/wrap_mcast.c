@@ -138,6 +138,8 @@ int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
 	}
 	ret = RC_FWD(&c, RC_REAL(rdma_join_multicast)(id, addr, context));
 	join_done(&c, &mc, ret);
+	if (!c.skip && !c.internal && o.handle && (o.flags & RC_F_SYNC))
+		rc_settle_id(&c, id);
 	return ret;
 }
 
@@ -164,6 +166,8 @@ int rdma_join_multicast_ex(struct rdma_cm_id *id,
 	ret = RC_FWD(&c, RC_REAL(rdma_join_multicast_ex)(id, mc_join_attr,
 							 context));
 	join_done(&c, &mc, ret);
+	if (!c.skip && !c.internal && o.handle && (o.flags & RC_F_SYNC))
+		rc_settle_id(&c, id);
 	return ret;
 }
 

@@ -47,14 +47,21 @@ static bool check_create(struct rc_call *c, struct rdma_cm_id *id,
 	return true;
 }
 
-/* After a successful create: the id's QP or SRQ joins the registry. */
-static void track_owned(struct rc_call *c, struct rdma_cm_id *id,
-			enum rc_kind kind, void *h)
+/*
+ * After a successful create, or when a call is seen to have left a QP or
+ * SRQ in the id: it joins the registry, unless it is known already (also
+ * when the program took it away with ibv_destroy_qp: id->qp still points
+ * at it).
+ */
+void rc_track_owned(struct rc_call *c, struct rdma_cm_id *id,
+		    enum rc_kind kind, void *h)
 {
 	struct rc_obj q, o;
 
-	if (!h || (rc_reg_get((uintptr_t)h, &q) && q.kind == kind &&
-		   !q.destroyed))
+	if (!h)
+		return;
+	if (rc_reg_get((uintptr_t)h, &q) && q.kind == kind &&
+	    (!q.destroyed || (q.flags & RC_F_VERBS_GONE)))
 		return;
 	rc_obj_init(c, kind, h, 0, &q);
 	if (rc_reg_get((uintptr_t)id, &o) && o.kind == RC_K_ID &&
@@ -105,7 +112,7 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 	}
 	ret = RC_FWD(&c, RC_REAL(rdma_create_qp)(id, pd, qp_init_attr));
 	if (ret == 0 && !c.skip)
-		track_owned(&c, id, RC_K_QP, id->qp);
+		rc_track_owned(&c, id, RC_K_QP, id->qp);
 	return ret;
 }
 
@@ -132,7 +139,7 @@ int rdma_create_qp_ex(struct rdma_cm_id *id,
 	}
 	ret = RC_FWD(&c, RC_REAL(rdma_create_qp_ex)(id, qp_init_attr));
 	if (ret == 0 && !c.skip)
-		track_owned(&c, id, RC_K_QP, id->qp);
+		rc_track_owned(&c, id, RC_K_QP, id->qp);
 	return ret;
 }
 
@@ -226,7 +233,7 @@ int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 		return -1;
 	ret = RC_FWD(&c, RC_REAL(rdma_create_srq)(id, pd, attr));
 	if (ret == 0 && !c.skip)
-		track_owned(&c, id, RC_K_SRQ, id->srq);
+		rc_track_owned(&c, id, RC_K_SRQ, id->srq);
 	return ret;
 }
 
@@ -248,7 +255,7 @@ int rdma_create_srq_ex(struct rdma_cm_id *id,
 		return -1;
 	ret = RC_FWD(&c, RC_REAL(rdma_create_srq_ex)(id, attr));
 	if (ret == 0 && !c.skip)
-		track_owned(&c, id, RC_K_SRQ, id->srq);
+		rc_track_owned(&c, id, RC_K_SRQ, id->srq);
 	return ret;
 }
 
