@@ -6,7 +6,8 @@
  * CONNECT_RESPONSE + rdma_establish, one DISCONNECTED per side, reject,
  * synchronous ids, event dropping on destroy, migration, destroy and
  * migrate waiting for acks, peer death (a child process that exits
- * while connected), UD (SIDR) connect/accept/reject and multicast
+ * while connected), a QP the program destroyed itself while the peer
+ * disconnects or vanishes, UD (SIDR) connect/accept/reject and multicast
  * join/leave (events and their param.ud, leave waiting for acks, sync
  * joins).
  *
@@ -491,6 +492,120 @@ static void test_peer_death(int port)
 	rdma_destroy_event_channel(lch);
 }
 
+/* An RC QP made by rdma_create_qp on a CQ of the test's own. */
+static struct ibv_cq *rc_qp(struct rdma_cm_id *id)
+{
+	struct ibv_qp_init_attr attr;
+	struct ibv_cq *cq;
+
+	cq = ibv_create_cq(id->verbs, 4, NULL, NULL, 0);
+	REQUIRE(cq);
+	memset(&attr, 0, sizeof(attr));
+	attr.cap.max_send_wr = attr.cap.max_recv_wr = 2;
+	attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+	attr.qp_type = IBV_QPT_RC;
+	attr.send_cq = attr.recv_cq = cq;
+	REQUIRE(rdma_create_qp(id, NULL, &attr) == 0);
+	return cq;
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr qa;
+
+	REQUIRE(ibv_query_qp(qp, &qa, IBV_QP_STATE, &ia) == 0);
+	return qa.qp_state;
+}
+
+/*
+ * ibv_destroy_qp(id->qp) leaves id->qp dangling (rping, perftest).  When
+ * the peer then disconnects (round 0) or vanishes without a DREQ (round
+ * 1), and in rdma_reject and rdma_destroy_id, the library must not touch
+ * that memory: the real CM knows the QP only by number, in the kernel.
+ * A QP made right after the destroy usually gets the freed memory, so a
+ * library that still moves "id->qp" to ERR breaks that new QP (under ASan
+ * the use after free is reported instead).
+ */
+static void test_destroyed_qp(int port)
+{
+	struct rdma_event_channel *lch = rdma_create_event_channel();
+	struct rdma_event_channel *cch = rdma_create_event_channel();
+	struct rdma_conn_param param = { .responder_resources = 1,
+					 .initiator_depth = 1 };
+	struct rdma_cm_id *l = listener(lch, port, NULL), *c, *child;
+	struct rdma_cm_event *req, *e;
+	struct ibv_qp_init_attr attr;
+	struct ibv_cq *ccq, *lcq;
+	struct ibv_qp *stale, *qp;
+	int round, reused = 0;
+
+	for (round = 0; round < 2; round++) {
+		c = resolved(cch, port);
+		ccq = rc_qp(c);
+		REQUIRE(rdma_connect(c, &param) == 0);
+		req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+		child = req->id;
+		lcq = rc_qp(child);
+		REQUIRE(rdma_accept(child, &param) == 0);
+		rdma_ack_cm_event(req);
+		rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ESTABLISHED));
+		rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_ESTABLISHED));
+
+		stale = c->qp;
+		REQUIRE(ibv_destroy_qp(c->qp) == 0);
+		memset(&attr, 0, sizeof(attr));
+		attr.cap.max_send_wr = attr.cap.max_recv_wr = 2;
+		attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+		attr.qp_type = IBV_QPT_RC;
+		attr.send_cq = attr.recv_cq = ccq;
+		qp = ibv_create_qp(c->pd, &attr);
+		REQUIRE(qp);
+		reused += qp == stale;
+
+		if (round == 0) {
+			REQUIRE(rdma_disconnect(child) == 0);
+			rdma_ack_cm_event(expect(lch,
+						 RDMA_CM_EVENT_DISCONNECTED));
+		} else {
+			rdma_destroy_qp(child);
+			CHECK(rdma_destroy_id(child) == 0);
+		}
+		e = expect(cch, RDMA_CM_EVENT_DISCONNECTED);
+		CHECK(e->id == c);
+		CHECK(qp_state(qp) == IBV_QPS_RESET);
+		rdma_ack_cm_event(e);
+		CHECK(nothing_pending(cch));
+		CHECK(rdma_destroy_id(c) == 0);
+		CHECK(ibv_destroy_qp(qp) == 0);
+		CHECK(ibv_destroy_cq(ccq) == 0);
+		if (round == 0) {
+			rdma_destroy_qp(child);
+			CHECK(rdma_destroy_id(child) == 0);
+		}
+		CHECK(ibv_destroy_cq(lcq) == 0);
+	}
+	if (!reused)
+		printf("cm_semantics: note: no new QP reused a freed one\n");
+
+	/* rdma_reject of a child whose QP the program destroyed itself */
+	c = resolved(cch, port);
+	REQUIRE(rdma_connect(c, &param) == 0);
+	req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	child = req->id;
+	lcq = rc_qp(child);
+	REQUIRE(ibv_destroy_qp(child->qp) == 0);
+	CHECK(rdma_reject(child, NULL, 0) == 0);
+	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_REJECTED));
+	CHECK(rdma_destroy_id(child) == 0);
+	rdma_ack_cm_event(req);
+	CHECK(ibv_destroy_cq(lcq) == 0);
+	CHECK(rdma_destroy_id(c) == 0);
+	CHECK(rdma_destroy_id(l) == 0);
+	rdma_destroy_event_channel(lch);
+	rdma_destroy_event_channel(cch);
+}
+
 /* A UD QP made by rdma_create_qp, which takes it to RTS at once. */
 static struct ibv_cq *ud_qp(struct rdma_cm_id *id)
 {
@@ -822,6 +937,7 @@ int main(int argc, char **argv)
 	test_drop_and_migrate();
 	test_wait_for_ack();
 	test_peer_death(7475);
+	test_destroyed_qp(7477);
 	test_ud(7476);
 	test_mcast();
 	if (failures)

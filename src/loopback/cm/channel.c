@@ -404,6 +404,11 @@ const char *rdma_event_str(enum rdma_cm_event_type event)
 		"RDMA_CM_EVENT_MULTICAST_ERROR",
 		"RDMA_CM_EVENT_ADDR_CHANGE",
 		"RDMA_CM_EVENT_TIMEWAIT_EXIT",
+#ifdef LO_RDMACM_1_4
+		/* rdma-core 60+ names these two; USER is "UNKNOWN EVENT" */
+		"RDMA_CM_EVENT_ADDRINFO_RESOLVED",
+		"RDMA_CM_EVENT_ADDRINFO_ERROR",
+#endif
 	};
 
 	if ((unsigned int)event < sizeof(str) / sizeof(str[0]))

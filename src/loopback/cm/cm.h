@@ -4,8 +4,9 @@
  * Owns the private id, channel, event and connection structures shared by
  * channel.c (channels, events, sync waits, migrate), id.c (init, devices,
  * ids, addressing, endpoints), conn.c (wire protocol incl. SIDR, progress
- * thread, connection calls, QPs), mcast.c (multicast joins) and stubs.c
- * (not yet emulated parts).
+ * thread, connection calls, QPs), mcast.c (multicast joins), stubs.c
+ * (not yet emulated parts) and, in the rdmacm14 build only
+ * (LO_RDMACM_1_4), rdmacm14.c (the RDMACM_1.4 calls).
  *
  * Locking: one process-wide mutex (cm.lock) guards every id's state, every
  * channel queue, the joins and the event accounting; cm.cond wakes
@@ -138,6 +139,25 @@ struct cm_msg {
 	uint8_t pdata[CM_PDATA_MAX];
 };
 
+#ifdef LO_RDMACM_1_4
+/*
+ * RDMACM_1.4 (rdma-core 60 and later): what the 44.0 headers lack.  The
+ * event numbers follow RDMA_CM_EVENT_TIMEWAIT_EXIT (15).
+ */
+#define CM_EVENT_ADDRINFO_RESOLVED	16
+#define CM_EVENT_ADDRINFO_ERROR		17
+#define CM_EVENT_USER			18
+#define CM_RAI_SA			0x00000010
+#define CM_RAI_DNS			0x00000020
+
+int rdma_resolve_addrinfo(struct rdma_cm_id *id, const char *node,
+			  const char *service,
+			  const struct rdma_addrinfo *hints);
+int rdma_query_addrinfo(struct rdma_cm_id *id, struct rdma_addrinfo **info);
+int rdma_write_cm_event(struct rdma_cm_id *id, enum rdma_cm_event_type event,
+			int status, uint64_t arg);
+#endif
+
 struct cm_id;
 
 /* One CM socket: a bound/listening port, or a connection. */
@@ -211,6 +231,10 @@ struct cm_id {
 	size_t connect_len;
 	struct ibv_qp_init_attr *qp_init_attr;	/* passive endpoint */
 	struct ibv_ece local_ece, remote_ece;
+#ifdef LO_RDMACM_1_4
+	struct rdma_addrinfo *resolved_ai;	/* not yet claimed */
+	int resolving_ai;		/* from resolve until query claims */
+#endif
 };
 
 static inline struct cm_id *cm_id(struct rdma_cm_id *id)

@@ -118,15 +118,6 @@ void cm_qp_to_err(struct rdma_cm_id *id)
 	ibv_modify_qp(id->qp, &attr, IBV_QP_STATE);
 }
 
-/*
- * From the progress thread, under cm.lock: rdma_destroy_qp detaches id->qp
- * under the same lock, so the QP cannot go away underneath.
- */
-static void cm_qp_to_err_locked(struct cm_id *p)
-{
-	cm_qp_to_err(&p->id);
-}
-
 static void cm_queue_disconnected(struct cm_id *p)
 {
 	struct cm_event *e;
@@ -140,6 +131,12 @@ static void cm_queue_disconnected(struct cm_id *p)
 		cm_queue_event(p, e);
 }
 
+/*
+ * The peer's end of the connection closed.  Like the kernel's CM this
+ * never touches the QP: id->qp is the program's, which may already have
+ * freed it with ibv_destroy_qp.  A QP whose peer process died is moved to
+ * ERR by the verbs layer, which knows QPs by number.
+ */
 static void cm_handle_hup(struct cm_sock *s)
 {
 	struct cm_id *p = s->id;
@@ -164,9 +161,6 @@ static void cm_handle_hup(struct cm_sock *s)
 	case CM_ACCEPTED:
 	case CM_REP_RCVD:
 	case CM_CONNECTED:
-		cm_qp_to_err_locked(p);
-		cm_queue_disconnected(p);
-		break;
 	case CM_DISC_SENT:
 		cm_queue_disconnected(p);
 		break;
@@ -505,16 +499,26 @@ static void cm_fill_msg(struct cm_id *p, struct cm_msg *m, int type,
 		m->srq = param->srq;
 		m->qpn = param->qp_num;
 	}
-	if (p->id.qp) {
-		m->qpn = p->id.qp->qp_num;
-		m->srq = !!p->id.qp->srq;
-	}
 	m->ece_vendor = p->local_ece.vendor_id;
 	m->ece_options = p->local_ece.options;
 	if (pdata && pdata_len > 0) {
 		memcpy(m->pdata, pdata, pdata_len);
 		m->pdata_len = pdata_len;
 	}
+}
+
+/*
+ * REQ, REP and the SIDR REP of an accept carry the QP number: only the
+ * calls that send them read id->qp, as the real library's do.  Other
+ * messages (REJ, RTU, DREQ) must not, since the program may have
+ * destroyed the QP by then.
+ */
+static void cm_msg_set_qp(struct cm_id *p, struct cm_msg *m)
+{
+	if (!p->id.qp)
+		return;
+	m->qpn = p->id.qp->qp_num;
+	m->srq = !!p->id.qp->srq;
 }
 
 int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
@@ -556,6 +560,7 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		conn_param->responder_resources : cm.max_resp_res;
 	cm_fill_msg(p, &m, cm_is_ud(id) ? CM_MSG_SIDR_REQ : CM_MSG_REQ,
 		    conn_param, pdata, len);
+	cm_msg_set_qp(p, &m);
 	m.qkey = cm_ud_qkey(id);
 	memcpy(&m.src, &id->route.addr.src_addr,
 	       cm_addr_len(&id->route.addr.src_addr));
@@ -825,6 +830,7 @@ static int cm_accept_ud(struct cm_id *p, struct rdma_conn_param *param)
 		return -1;
 	}
 	cm_fill_msg(p, &m, CM_MSG_SIDR_REP, param, pdata, len);
+	cm_msg_set_qp(p, &m);
 	m.reason = CM_SIDR_SUCCESS;
 	m.qkey = cm_ud_qkey(id);
 	pthread_mutex_lock(&cm.lock);
@@ -874,6 +880,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 			return ret;
 	}
 	cm_fill_msg(p, &m, CM_MSG_REP, conn_param, pdata, len);
+	cm_msg_set_qp(p, &m);
 	pthread_mutex_lock(&cm.lock);
 	if (p->state != CM_REQ_RCVD || !p->conn) {
 		pthread_mutex_unlock(&cm.lock);

@@ -426,6 +426,11 @@ void cm_free_id(struct cm_id *p)
 	cm_free_mcs(p);
 	free(p->id.route.path_rec);
 	free(p->connect);
+#ifdef LO_RDMACM_1_4
+	/* a list rdma_query_addrinfo never claimed, through the PLT */
+	if (p->resolved_ai)
+		rdma_freeaddrinfo(p->resolved_ai);
+#endif
 	free(p);
 }
 

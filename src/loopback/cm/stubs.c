@@ -1,8 +1,7 @@
 /*
- * src/loopback/cm/stubs.c: the parts of the librdmacm ABI the loopback
- * backend does not emulate yet (rsockets) and the RDMACM_1.4
- * additions of newer releases.  Everything fails cleanly with -1 and
- * ENOSYS/EOPNOTSUPP; the r* calls that the real library routes through
+ * src/loopback/cm/stubs.c: the part of the librdmacm ABI the loopback
+ * backend does not emulate yet (rsockets).  Everything fails cleanly with
+ * -1 and ENOSYS; the r* calls that the real library routes through
  * other exports (rselect -> rpoll, rread -> rrecv, ...) do the same here,
  * so an interposer sees the same nesting.  rpoll/rselect on plain fds
  * behave like poll/select, as the real ones do for non-rsocket fds.
@@ -20,59 +19,10 @@
 
 #include "cm.h"
 
-/* RDMACM_1.4 (rdma-core 45+), not in the 44.0 headers. */
-int rdma_resolve_addrinfo(struct rdma_cm_id *id, const char *node,
-			  const char *service,
-			  const struct rdma_addrinfo *hints);
-int rdma_query_addrinfo(struct rdma_cm_id *id, struct rdma_addrinfo **info);
-int rdma_write_cm_event(struct rdma_cm_id *id, int event, int status,
-			uint64_t arg);
-
-#define CM_EVENT_USER 18	/* RDMA_CM_EVENT_USER in rdma-core 45+ */
-
 static int cm_nosys(void)
 {
 	errno = ENOSYS;
 	return -1;
-}
-
-int rdma_resolve_addrinfo(struct rdma_cm_id *id, const char *node,
-			  const char *service,
-			  const struct rdma_addrinfo *hints)
-{
-	errno = EOPNOTSUPP;
-	return -1;
-}
-
-int rdma_query_addrinfo(struct rdma_cm_id *id, struct rdma_addrinfo **info)
-{
-	errno = ENOENT;		/* no resolution can be pending */
-	return -1;
-}
-
-/* A user event on the id's channel; acked and counted like any other. */
-int rdma_write_cm_event(struct rdma_cm_id *id, int event, int status,
-			uint64_t arg)
-{
-	struct cm_event *e;
-
-	if (!id || event != CM_EVENT_USER) {
-		errno = EINVAL;
-		return -1;
-	}
-	pthread_mutex_lock(&cm.lock);
-	e = cm_event_new(cm_id(id), event, status);
-	if (e) {
-		/* param.arg overlays the start of the param union */
-		memcpy(&e->ev.param, &arg, sizeof(arg));
-		cm_queue_event(cm_id(id), e);
-	}
-	pthread_mutex_unlock(&cm.lock);
-	if (!e) {
-		errno = ENOMEM;
-		return -1;
-	}
-	return 0;
 }
 
 /* rsockets: a later issue. */
