@@ -27,7 +27,7 @@ options= timeout=30 backend=loopback expect_status=exited
 . "$spec"
 
 fail() {
-	echo "FAIL: $(basename "$spec"): $*"
+	echo "FAIL: $(basename "$spec")${build:+ [$build]}: $*"
 	[ -f "$json" ] && cat "$json"
 	exit 1
 }
@@ -38,15 +38,8 @@ JQ=${JQ:-jq}
 bin=$top_builddir/tests/scenarios/$program
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
-json=$work/report.json
+name=$(basename "$spec" .scenario)
 
-if [ "$backend" = loopback ]; then
-	[ -f "$RDMACHECK_LOOPBACK_DIR/librdmacm.so.1" ] ||
-		{ echo "SKIP: no loopback backend"; exit 77; }
-	libpath=$RDMACHECK_LOOPBACK_DIR
-else
-	libpath=
-fi
 if [ -z "$expect_exit" ]; then
 	if [ -n "$expect_rule" ] && [ "$expect_severity" != warning ]; then
 		expect_exit=23
@@ -55,68 +48,97 @@ if [ -z "$expect_exit" ]; then
 	fi
 fi
 
-set -- "$bin" "$mode"
-# shellcheck disable=SC2086
-[ -n "$wrapper" ] && set -- $wrapper "$@"
-status=0
-# Only the scenario runs under the shim, not timeout(1).
-timeout -k 5 "$timeout" env LD_LIBRARY_PATH="$libpath" \
-	SCN_DIR="$top_builddir/tests/scenarios" \
-	LD_PRELOAD="$RDMACHECK_SHIM" \
-	RDMACHECK_LOOPBACK_NS="rcscn-$$-$(basename "$spec" .scenario)" \
-	RDMACHECK_OPTIONS="json=$json${options:+:$options}" \
-	"$@" > "$work/out" 2>&1 || status=$?
-cat "$work/out"
-[ "$status" = "$expect_exit" ] ||
-	fail "exit status $status, expected $expect_exit"
-old_ifs=$IFS
-IFS='
+# run_one LIBPATH: run the scenario once with LD_LIBRARY_PATH=LIBPATH and
+# check its report; exits on the first failure.
+run_one() {
+	json=$work/$build.json
+	set -- "$bin" "$mode"
+	# shellcheck disable=SC2086
+	[ -n "$wrapper" ] && set -- $wrapper "$@"
+	status=0
+	# Only the scenario runs under the shim, not timeout(1).
+	timeout -k 5 "$timeout" env LD_LIBRARY_PATH="$libpath" \
+		SCN_DIR="$top_builddir/tests/scenarios" \
+		LD_PRELOAD="$RDMACHECK_SHIM" \
+		RDMACHECK_LOOPBACK_NS="rcscn-$$-$build-$name" \
+		RDMACHECK_OPTIONS="json=$json${options:+:$options}" \
+		"$@" > "$work/out" 2>&1 || status=$?
+	echo "---- $build"
+	cat "$work/out"
+	check_one
+}
+
+check_one() {
+	[ "$status" = "$expect_exit" ] ||
+		fail "exit status $status, expected $expect_exit"
+	old_ifs=$IFS
+	IFS='
 '
-for re in $expect_output; do
-	grep -Eq -- "$re" "$work/out" || fail "no output line matches /$re/"
-done
-IFS=$old_ifs
-[ "$expect_exit" = 124 ] && exit 0	# a hang was the point: no report
+	for re in $expect_output; do
+		grep -Eq -- "$re" "$work/out" || fail "no output line matches /$re/"
+	done
+	IFS=$old_ifs
+	[ "$expect_exit" = 124 ] && return 0	# a hang was the point: no report
 
-[ -f "$json" ] || fail "no JSON report"
-"$JQ" -e . "$json" > /dev/null || fail "the JSON report does not parse"
-"$JQ" -e --arg s "$expect_status" '.status == $s' "$json" > /dev/null ||
-	fail "report status is not $expect_status"
+	[ -f "$json" ] || fail "no JSON report"
+	"$JQ" -e . "$json" > /dev/null || fail "the JSON report does not parse"
+	"$JQ" -e --arg s "$expect_status" '.status == $s' "$json" > /dev/null ||
+		fail "report status is not $expect_status"
 
-if [ -z "$expect_rule" ]; then
-	n=$("$JQ" '.findings | length' "$json")
-	[ "$n" = 0 ] || fail "$n findings in a clean run"
-	exit 0
+	if [ -z "$expect_rule" ]; then
+		n=$("$JQ" '.findings | length' "$json")
+		[ "$n" = 0 ] || fail "$n findings in a clean run"
+		return 0
+	fi
+
+	# The expected finding, with its call and a stack that starts in (or
+	# within two helper frames of) the scenario's own function and leads back
+	# to main.
+	"$JQ" -e --arg r "$expect_rule" --arg c "$expect_call" \
+		--arg f "$expect_function" --arg s "$expect_severity" '
+		[.findings[] | select(.rule == $r)
+		 | select(($c == "" and .call == null) or .call == $c)
+		 | select($s == "" or .severity == $s)
+		 | select(.stack[0:3] | map(.function) | index($f) != null)
+		 | select([.stack[].function] | index("main") != null)
+		 | select(.suppressed == false)]
+		| length >= 1' "$json" > /dev/null ||
+		fail "no ${expect_severity:+$expect_severity }$expect_rule finding" \
+		     "from $expect_call in $expect_function"
+	for r in $expect_also; do
+		"$JQ" -e --arg r "$r" '[.findings[] | select(.rule == $r)
+			| select(.suppressed == false)] | length >= 1' "$json" \
+			> /dev/null || fail "no $r finding"
+	done
+	# Nothing else: every other rule reported is a false alarm.
+	extra=$("$JQ" -r --arg r "$expect_rule" --arg a "$expect_also" '
+		($a | split(" ")) as $also
+		| [.findings[] | select(.suppressed == false) | .rule
+		   | select(. != $r and (. as $x | $also | index($x) | not))]
+		| unique | join(" ")' "$json")
+	[ -z "$extra" ] || fail "unexpected findings: $extra"
+	# Every object a finding names carries its creation stack.
+	"$JQ" -e '[.findings[].objects[] | select((.created.stack | length) == 0)]
+		| length == 0' "$json" > /dev/null ||
+		fail "an object without a creation stack"
+	return 0
+}
+
+# The loopback backend is run in every build the tests name: one whose
+# internal calls go through the PLT as the real library's, and one linked
+# with -Bsymbolic-functions, as Ubuntu links librdmacm.  The findings must
+# be the same on both.
+if [ "$backend" = loopback ]; then
+	builds=${RDMACHECK_LOOPBACK_DIRS:-plt=$RDMACHECK_LOOPBACK_DIR}
+	for b in $builds; do
+		build=${b%%=*}
+		libpath=${b#*=}
+		[ -f "$libpath/librdmacm.so.1" ] ||
+			{ echo "SKIP: no loopback backend in $libpath"; exit 77; }
+		run_one
+	done
+else
+	build=real libpath=
+	run_one
 fi
-
-# The expected finding, with its call and a stack that starts in (or
-# within two helper frames of) the scenario's own function and leads back
-# to main.
-"$JQ" -e --arg r "$expect_rule" --arg c "$expect_call" \
-	--arg f "$expect_function" --arg s "$expect_severity" '
-	[.findings[] | select(.rule == $r)
-	 | select(($c == "" and .call == null) or .call == $c)
-	 | select($s == "" or .severity == $s)
-	 | select(.stack[0:3] | map(.function) | index($f) != null)
-	 | select([.stack[].function] | index("main") != null)
-	 | select(.suppressed == false)]
-	| length >= 1' "$json" > /dev/null ||
-	fail "no ${expect_severity:+$expect_severity }$expect_rule finding" \
-	     "from $expect_call in $expect_function"
-for r in $expect_also; do
-	"$JQ" -e --arg r "$r" '[.findings[] | select(.rule == $r)
-		| select(.suppressed == false)] | length >= 1' "$json" \
-		> /dev/null || fail "no $r finding"
-done
-# Nothing else: every other rule reported is a false alarm.
-extra=$("$JQ" -r --arg r "$expect_rule" --arg a "$expect_also" '
-	($a | split(" ")) as $also
-	| [.findings[] | select(.suppressed == false) | .rule
-	   | select(. != $r and (. as $x | $also | index($x) | not))]
-	| unique | join(" ")' "$json")
-[ -z "$extra" ] || fail "unexpected findings: $extra"
-# Every object a finding names carries its creation stack.
-"$JQ" -e '[.findings[].objects[] | select((.created.stack | length) == 0)]
-	| length == 0' "$json" > /dev/null ||
-	fail "an object without a creation stack"
 exit 0
