@@ -23,21 +23,11 @@
 #include "report.h"
 #include "wrap.h"
 
-/* Declared for the newer exports that 44.0's headers lack. */
-int rdma_resolve_addrinfo(struct rdma_cm_id *id, const char *node,
-			  const char *service,
-			  const struct rdma_addrinfo *hints);
-int rdma_query_addrinfo(struct rdma_cm_id *id, struct rdma_addrinfo **info);
-int rdma_write_cm_event(struct rdma_cm_id *id, enum rdma_cm_event_type event,
-			int status, uint64_t arg);
-int repoll_create(int size);
-int repoll_ctl(int epfd, int op, int fd, struct epoll_event *event);
-int repoll_wait(int epfd, struct epoll_event *events, int maxevents,
-		int timeout);
+#include "rc_newer.h"
 
 const struct rc_fn_info rc_fn_info[RC_FN_COUNT] = {
 #define RC_API(how, ret, name, ver, fail, params, args, effect) \
-	[RC_FN_##name] = { #name, ver, effect },
+	[RC_FN_##name] = { #name, ver, effect, !RC_IN_BASE_##name },
 #include "rdmacm_api.def"
 #undef RC_API
 };
@@ -229,7 +219,9 @@ void *rc_resolve(enum rc_fn fn)
 	int err = errno;	/* the caller's, not the loader's */
 	void *p, *h;
 
-	p = dlvsym(RTLD_NEXT, fi->name, fi->version);
+	/* After us in the search order comes our extension object, which
+	 * defines the newer functions: ask the library for those. */
+	p = fi->ext ? NULL : dlvsym(RTLD_NEXT, fi->name, fi->version);
 	if (!p) {
 		/*
 		 * A library dlopen()ed with RTLD_LOCAL is not in the global
@@ -264,9 +256,15 @@ void rc_trace_call(enum rc_fn fn, bool internal, const void *arg0)
 		       rc_fn_info[fn].effect);
 }
 
+/* An extension object's code is ours too (classification, stacks). */
+void rc_ext_register(const void *addr)
+{
+	add_module_of(addr);
+}
+
 /* Pure forwarders: no stack, no lock, no registry. */
 #define RC_GEN_PASS(ret, name, fail, params, args)			\
-ret name params								\
+ret RC_NAME(name) RC_PARAMS(name, params)				\
 {									\
 	ret (*fn) params = rc_real_fn(RC_FN_##name);			\
 									\
@@ -289,7 +287,7 @@ ret name params								\
  * an acked event.
  */
 #define RC_GEN_CHECK_ARG(ret, name, fail, params, args, arg)		\
-ret name params								\
+ret RC_NAME(name) RC_PARAMS(name, params)				\
 {									\
 	ret (*fn) params = rc_real_fn(RC_FN_##name);			\
 	RC_CALL(c);							\
@@ -299,8 +297,7 @@ ret name params								\
 		errno = ENOSYS;						\
 		return fail;						\
 	}								\
-	if (!rc_check_id_call(RC_FN_##name, id, arg,			\
-			(uintptr_t)__builtin_return_address(0), &c))	\
+	if (!rc_check_id_call(RC_FN_##name, id, arg, RC_RA(name), &c))	\
 		return fail;						\
 	r = RC_FWD(&c, fn args);					\
 	rc_inside_end(&c);						\

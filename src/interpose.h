@@ -21,6 +21,7 @@ struct rc_fn_info {
 	const char *name;
 	const char *version;
 	const char *effect;	/* "" when the call changes no ownership */
+	bool ext;		/* exported by an extension object */
 };
 
 extern const struct rc_fn_info rc_fn_info[RC_FN_COUNT];
@@ -42,6 +43,28 @@ static inline void *rc_real_fn(enum rc_fn fn)
 
 #define RC_REAL(name) \
 	((__typeof__(&name))rc_real_fn(RC_FN_##name))
+
+/*
+ * A wrapper's own name and parameters.  Functions of a librdmacm version
+ * node newer than the library we were configured against are built as
+ * rc_ext_NAME(uintptr_t rc_ra, ...), called by an extension object with
+ * the return address of the program's call (gen-api.sh); RC_RA is that
+ * address either way.
+ */
+#include "src/rc_nodes.h"
+#define RC_CAT_(a, b) a##b
+#define RC_CAT(a, b) RC_CAT_(a, b)
+#define RC_UNPAREN(...) __VA_ARGS__
+#define RC_NAME(name) RC_CAT(RC_NAME_, RC_IN_BASE_##name)(name)
+#define RC_NAME_1(name) name
+#define RC_NAME_0(name) rc_ext_##name
+#define RC_PARAMS(name, params) \
+	RC_CAT(RC_PARAMS_, RC_IN_BASE_##name)(params)
+#define RC_PARAMS_1(params) params
+#define RC_PARAMS_0(params) (uintptr_t rc_ra, RC_UNPAREN params)
+#define RC_RA(name) RC_CAT(RC_RA_, RC_IN_BASE_##name)
+#define RC_RA_1 ((uintptr_t)__builtin_return_address(0))
+#define RC_RA_0 rc_ra
 
 /*
  * True when the return address lies in librdmacm's (or libibverbs', or our

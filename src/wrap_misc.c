@@ -1,13 +1,15 @@
 /*
- * wrap_misc.c - the lists librdmacm hands out (rdma_getaddrinfo's
- * addrinfo lists, rdma_get_devices' arrays) and rfcntl, the one variadic
- * export, which needs a hand-written forwarder.
+ * wrap_misc.c - the lists librdmacm hands out (the addrinfo lists of
+ * rdma_getaddrinfo and rdma_query_addrinfo, rdma_get_devices' arrays) and
+ * rfcntl, the one variadic export, which needs a hand-written forwarder.
  */
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rsocket.h>
+
+#include "rc_newer.h"
 
 #include "options.h"
 #include "wrap.h"
@@ -28,6 +30,28 @@ int rdma_getaddrinfo(const char *node, const char *service,
 	ret = RC_FWD(&c, RC_REAL(rdma_getaddrinfo)(node, service, hints, res));
 	if (ret == 0 && !c.skip && res && *res)
 		rc_track(&c, RC_K_ADDRINFO, *res, c.internal ? RC_F_LIB : 0,
+			 NULL);
+	return ret;
+}
+
+/* The list resolved by rdma_resolve_addrinfo is the caller's now. */
+int RC_NAME(rdma_query_addrinfo) RC_PARAMS(rdma_query_addrinfo,
+	(struct rdma_cm_id *id, struct rdma_addrinfo **info))
+{
+	RC_CALL(c);
+	int ret;
+
+	if (!RC_REAL(rdma_query_addrinfo)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!rc_check_id_call(RC_FN_rdma_query_addrinfo, id, NULL,
+			      RC_RA(rdma_query_addrinfo), &c))
+		return -1;
+	ret = RC_FWD(&c, RC_REAL(rdma_query_addrinfo)(id, info));
+	rc_inside_end(&c);
+	if (ret == 0 && !c.skip && info && *info)
+		rc_track(&c, RC_K_ADDRINFO, *info, c.internal ? RC_F_LIB : 0,
 			 NULL);
 	return ret;
 }

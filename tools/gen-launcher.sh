@@ -1,7 +1,8 @@
 #!/bin/sh
-# gen-launcher.sh TEMPLATE OPTIONS_TAB LIBDIR PKGLIBDIR VERSION: print the
-# launcher script.  OPTIONS_TAB is tools/deftab.sh's output for options.def.
-# In TEMPLATE, @libdir@, @pkglibdir@ and @PACKAGE_VERSION@ are replaced,
+# gen-launcher.sh TEMPLATE OPTIONS_TAB LIBDIR PKGLIBDIR VERSION
+# PKGLIBEXECDIR: print the launcher script.  OPTIONS_TAB is tools/deftab.sh's
+# output for options.def.  In TEMPLATE, @libdir@, @pkglibdir@,
+# @pkglibexecdir@ and @PACKAGE_VERSION@ are replaced,
 # @RC_OPTIONS@ by "name:TYPE:min:max" words (bounds empty when they are not
 # plain numbers; the shim still checks them), and a line holding only
 # @RC_OPTIONS_HELP@ by the option lines of --help.
@@ -11,6 +12,7 @@ tab=$2
 RC_LIBDIR=$3
 RC_PKGLIBDIR=$4
 RC_VERSION=$5
+RC_PKGLIBEXECDIR=$6
 
 # Bounds may be C expressions; plain arithmetic is evaluated here.
 bound() {
@@ -64,7 +66,8 @@ fi
 
 RC_OPTIONS=${words# }
 RC_OPTIONS_HELP=${help#?}
-export RC_LIBDIR RC_PKGLIBDIR RC_VERSION RC_OPTIONS RC_OPTIONS_HELP
+export RC_LIBDIR RC_PKGLIBDIR RC_PKGLIBEXECDIR RC_VERSION RC_OPTIONS \
+	RC_OPTIONS_HELP
 # ENVIRON, not -v: values are used verbatim (no backslash processing).
 awk '
 function subst(s, key, val,    i, out) {
@@ -104,6 +107,7 @@ $0 == "@RC_OPTIONS_HELP@" { help(ENVIRON["RC_OPTIONS_HELP"]); next }
 {
 	s = subst($0, "@libdir@", ENVIRON["RC_LIBDIR"])
 	s = subst(s, "@pkglibdir@", ENVIRON["RC_PKGLIBDIR"])
+	s = subst(s, "@pkglibexecdir@", ENVIRON["RC_PKGLIBEXECDIR"])
 	s = subst(s, "@PACKAGE_VERSION@", ENVIRON["RC_VERSION"])
 	s = subst(s, "@RC_OPTIONS@", ENVIRON["RC_OPTIONS"])
 	print s

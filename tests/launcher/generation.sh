@@ -28,7 +28,8 @@ printf '%s\n' 'RC_RULE(ZZ_NEW_RULE, "zz-new-rule", NOTE,' \
 sh "$top_srcdir/tools/deftab.sh" "$cpp" options.def >options.tab
 sh "$top_srcdir/tools/deftab.sh" "$cpp" rules.def >rules.tab
 sh "$top_srcdir/tools/gen-launcher.sh" "$top_srcdir/tools/rdmacheck.in" \
-	options.tab /nonexistent/lib /nonexistent/lib/rdmacheck 0 >rdmacheck
+	options.tab /nonexistent/lib /nonexistent/lib/rdmacheck 0 \
+	/nonexistent/libexec/rdmacheck >rdmacheck
 for n in 1 7; do
 	sh "$top_srcdir/doc/gen-man.sh" "$top_srcdir/doc/rdmacheck.$n.in" \
 		options.tab rules.tab 0 /nonexistent/lib \

@@ -17,11 +17,14 @@
 #   options          extra RDMACHECK_OPTIONS
 #   timeout          seconds (default 30)
 #   expect_status    the report's "status" (default exited)
-#   backend          loopback (default) | real
+#   backend          loopback (default: every loopback build) | rdmacm14
+#                    (the loopback build with RDMACM_1.4) | real
+#   launcher         1: run through the rdmacheck launcher instead of
+#                    setting LD_PRELOAD
 set -u
 spec=$1
 program= mode=bad expect_rule= expect_call= expect_function= expect_exit=
-expect_severity= expect_also= expect_output= wrapper=
+expect_severity= expect_also= expect_output= wrapper= launcher=
 options= timeout=30 backend=loopback expect_status=exited
 # shellcheck disable=SC1090
 . "$spec"
@@ -53,13 +56,18 @@ fi
 run_one() {
 	json=$work/$build.json
 	set -- "$bin" "$mode"
+	preload=$RDMACHECK_SHIM
+	if [ "$launcher" = 1 ]; then
+		set -- "$top_builddir/tools/rdmacheck" -- "$@"
+		preload=
+	fi
 	# shellcheck disable=SC2086
 	[ -n "$wrapper" ] && set -- $wrapper "$@"
 	status=0
 	# Only the scenario runs under the shim, not timeout(1).
 	timeout -k 5 "$timeout" env LD_LIBRARY_PATH="$libpath" \
 		SCN_DIR="$top_builddir/tests/scenarios" \
-		LD_PRELOAD="$RDMACHECK_SHIM" \
+		LD_PRELOAD="$preload" \
 		RDMACHECK_LOOPBACK_NS="rcscn-$$-$build-$name" \
 		RDMACHECK_OPTIONS="json=$json${options:+:$options}" \
 		"$@" > "$work/out" 2>&1 || status=$?
@@ -137,6 +145,11 @@ if [ "$backend" = loopback ]; then
 			{ echo "SKIP: no loopback backend in $libpath"; exit 77; }
 		run_one
 	done
+elif [ "$backend" = rdmacm14 ]; then
+	build=rdmacm14 libpath=$RDMACHECK_LOOPBACK_RDMACM14_DIR
+	[ -f "$libpath/librdmacm.so.1" ] ||
+		{ echo "SKIP: no RDMACM_1.4 loopback build"; exit 77; }
+	run_one
 else
 	build=real libpath=
 	run_one
