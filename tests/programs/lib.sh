@@ -301,8 +301,9 @@ lo_backends()
 	fi
 }
 
-# lo_pair LABEL: run the pair plainly, then under the shim if it exists,
-# on every loopback build.
+# lo_pair LABEL: run the pair plainly, then under the shim if it exists
+# (LO_REPEAT times, default once: a finding that comes only with some
+# timings must show up), on every loopback build.
 lo_pair()
 {
 	for _b in $(lo_backends); do
@@ -317,7 +318,11 @@ lo_pair()
 			lo_log "FAIL: jq is needed to check the shim's reports"
 			lo_fail=1
 		else
-			lo_run_pair shim "$1 [$_bl]"
+			_rep=0
+			while [ "$_rep" -lt "${LO_REPEAT:-1}" ]; do
+				_rep=$((_rep + 1))
+				lo_run_pair shim "$1 [$_bl]${LO_REPEAT:+ #$_rep}"
+			done
 		fi
 	done
 }
