@@ -21,8 +21,8 @@ cd "$top"
 
 # Debian packages the build and the tests need.
 pkgs="gcc make autoconf automake libtool pkg-config librdmacm-dev
-libibverbs-dev libunwind-dev check rdmacm-utils ibverbs-utils jq python3
-procps"
+libibverbs-dev libunwind-dev check rdmacm-utils ibverbs-utils perftest qperf
+jq python3 procps"
 
 missing=
 for p in $pkgs; do

@@ -81,20 +81,18 @@ void lo_evq_push(struct lo_evq *q, struct lo_list *item)
 /*
  * Take one token (blocking unless the application made the fd
  * non-blocking) and then one record.  Tokens left behind by records that
- * were withdrawn (a CQ destroyed with events pending) are skipped.
+ * were withdrawn (a CQ destroyed with events pending) are skipped.  A
+ * signal handler installed without SA_RESTART makes the wait fail with
+ * EINTR, as the real library's read() of the uverbs fd does: programs
+ * such as qperf end a blocked ibv_get_cq_event() with an alarm.
  */
 int lo_evq_pop(struct lo_evq *q, struct lo_list **item)
 {
 	uint64_t v;
-	ssize_t r;
 
 	for (;;) {
-		r = read(q->fd, &v, sizeof(v));
-		if (r < 0) {
-			if (errno == EINTR)
-				continue;
+		if (read(q->fd, &v, sizeof(v)) < 0)
 			return -1;
-		}
 		pthread_mutex_lock(&q->lock);
 		if (!lo_list_empty(&q->items)) {
 			*item = q->items.next;
