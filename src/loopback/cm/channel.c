@@ -38,7 +38,23 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 		return NULL;
 	}
 	cm_list_init(&ch->queue);
+	ch->gen = cm.fork_gen;
 	return &ch->pub;
+}
+
+/*
+ * A fork child's call on a channel made before the fork, or on an id of
+ * such a channel: the kernel's ucma refuses a command written to a file
+ * opened under other credentials with EACCES (ib_safe_file_access), so
+ * the child can neither steal the parent's events (it shares the eventfd)
+ * nor change the parent's ids.
+ */
+int cm_inherited(struct rdma_event_channel *ch)
+{
+	if (cm_chan(ch)->gen == cm.fork_gen)
+		return 0;
+	errno = EACCES;
+	return 1;
 }
 
 void rdma_destroy_event_channel(struct rdma_event_channel *channel)
@@ -209,6 +225,8 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 		return -1;
 	}
 	ch = cm_chan(channel);
+	if (cm_inherited(channel))
+		return -1;
 again:
 	pthread_mutex_lock(&cm.lock);
 	ch->readers++;
@@ -331,6 +349,8 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	int was_sync = p->sync;
 	uint64_t one = 1;
 
+	if (cm_inherited(old) || (channel && cm_inherited(channel)))
+		return -1;
 	if (was_sync && !channel) {
 		errno = EINVAL;
 		return -1;

@@ -13,6 +13,11 @@
  * destroy/migrate/leave waiters.  It is never held across a call to an
  * exported rdmacm or verbs function, so an interposer may re-enter
  * anything.
+ *
+ * Fork: the atfork handlers (id.c) take every lock, so a child never
+ * inherits one held by another thread.  The child closes its copies of
+ * the CM sockets and starts a progress thread of its own when it needs
+ * one; channels made before the fork belong to the parent (cm_inherited).
  */
 #ifndef LOOPBACK_CM_H
 #define LOOPBACK_CM_H
@@ -85,6 +90,7 @@ struct cm_channel {
 	int nids;			/* ids whose channel this is */
 	int readers;			/* threads in rdma_get_cm_event */
 	int dead;			/* destroyed while ids still used it */
+	unsigned int gen;		/* cm.fork_gen when it was made */
 };
 
 enum cm_state {
@@ -170,6 +176,7 @@ struct cm_sock {
 	struct cm_id *id;	/* owner (NULL while a request is pending) */
 	struct cm_id *listener;	/* accepted, REQ not yet fetched */
 	struct cm_list link;	/* listener's pending list, or graveyard */
+	struct cm_list all;	/* cm.socks while its fd is open */
 	struct cm_msg req;	/* the REQ, for a pending request */
 };
 
@@ -255,8 +262,10 @@ struct cm_global {
 	struct ibv_pd *pd;		/* its default PD */
 	uint8_t max_resp_res;		/* device max_qp_rd_atom */
 	uint8_t max_init_depth;		/* device max_qp_init_rd_atom */
-	int epfd;
+	int epfd;			/* the progress thread's; -1: none */
 	struct cm_list graveyard;	/* dead sockets to free */
+	struct cm_list socks;		/* every open socket (fork) */
+	unsigned int fork_gen;		/* forks this process descends by */
 	char ns[108];
 };
 
@@ -282,6 +291,7 @@ int cm_do_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src,
 		       struct sockaddr *dst);
 
 /* channel.c */
+int cm_inherited(struct rdma_event_channel *ch);
 struct cm_event *cm_event_new(struct cm_id *owner, enum rdma_cm_event_type t,
 			      int status);
 void cm_queue_event(struct cm_id *p, struct cm_event *e);
@@ -291,6 +301,8 @@ int cm_complete(struct rdma_cm_id *id);
 void cm_wait_acked(struct cm_id *p);
 
 /* conn.c */
+struct cm_sock *cm_sock_new(int fd);
+void cm_fork_child_socks(void);
 int cm_sock_register(struct cm_sock *s);
 void cm_sock_close(struct cm_sock *s);
 int cm_send_msg(struct cm_sock *s, struct cm_msg *m);

@@ -23,9 +23,6 @@
 
 #include "cm.h"
 
-static pthread_once_t progress_once = PTHREAD_ONCE_INIT;
-static int progress_err;
-
 static int cm_req_pdata_max(enum rdma_port_space ps)
 {
 	return ps == RDMA_PS_IB ? CM_REQ_PDATA : CM_REQ_PDATA - CM_CMA_HDR;
@@ -59,6 +56,21 @@ int cm_send_msg(struct cm_sock *s, struct cm_msg *m)
 	return n == sizeof(*m) ? 0 : -1;
 }
 
+/* A socket for fd, on cm.socks.  Caller holds cm.lock. */
+struct cm_sock *cm_sock_new(int fd)
+{
+	struct cm_sock *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->fd = fd;
+	cm_list_init(&s->link);
+	cm_list_add_tail(&cm.socks, &s->all);
+	return s;
+}
+
 /*
  * Caller holds cm.lock.  The memory goes when the progress thread is sure
  * no epoll result still points at it.
@@ -72,6 +84,7 @@ void cm_sock_close(struct cm_sock *s)
 	close(s->fd);
 	s->dead = 1;
 	s->id = NULL;
+	cm_list_del(&s->all);
 	cm_list_del(&s->link);
 	if (s->in_epoll)
 		cm_list_add_tail(&cm.graveyard, &s->link);
@@ -355,19 +368,16 @@ static void cm_handle_accept(struct cm_sock *ls)
 		fd = accept4(ls->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		s = calloc(1, sizeof(*s));
+		s = cm_sock_new(fd);
 		if (!s) {
 			close(fd);
 			continue;
 		}
-		s->fd = fd;
 		s->listener = l;
-		cm_list_init(&s->link);
 		ev.events = EPOLLIN | EPOLLRDHUP;
 		ev.data.ptr = s;
 		if (epoll_ctl(cm.epfd, EPOLL_CTL_ADD, fd, &ev)) {
-			close(fd);
-			free(s);
+			cm_sock_close(s);
 			continue;
 		}
 		s->in_epoll = 1;
@@ -378,11 +388,12 @@ static void cm_handle_accept(struct cm_sock *ls)
 static void *cm_progress(void *arg)
 {
 	struct epoll_event evs[64];
+	int epfd = (int)(long)arg;
 	struct cm_msg m;
 	int i, n;
 
 	for (;;) {
-		n = epoll_wait(cm.epfd, evs, 64, -1);
+		n = epoll_wait(epfd, evs, 64, -1);
 		if (n < 0)
 			continue;
 		pthread_mutex_lock(&cm.lock);
@@ -424,23 +435,57 @@ static void *cm_progress(void *arg)
 	return NULL;
 }
 
-static void cm_progress_start(void)
+/*
+ * Start the progress thread with the first socket it must watch (again in
+ * a fork child, which has none).  Caller holds cm.lock.
+ */
+static int cm_progress_start(void)
 {
 	sigset_t all, old;
 	pthread_t t;
+	int err;
 
+	if (cm.epfd >= 0)
+		return 0;
 	cm.epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (cm.epfd < 0) {
-		progress_err = errno;
-		return;
-	}
+	if (cm.epfd < 0)
+		return -1;
 	/* signals belong to the application's threads */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	progress_err = pthread_create(&t, NULL, cm_progress, NULL);
+	err = pthread_create(&t, NULL, cm_progress, (void *)(long)cm.epfd);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!progress_err)
-		pthread_detach(t);
+	if (err) {
+		close(cm.epfd);
+		cm.epfd = -1;
+		errno = err;
+		return -1;
+	}
+	pthread_detach(t);
+	return 0;
+}
+
+/*
+ * In a fork child, before anything else runs: close our copies of the
+ * parent's sockets, so that the child holds none of its ports and
+ * connections open.  Never epoll_ctl: the epoll instance is the parent's
+ * too, and removing a file from it would blind the parent's progress.
+ */
+void cm_fork_child_socks(void)
+{
+	while (!cm_list_empty(&cm.socks)) {
+		struct cm_sock *s = cm_container_of(cm.socks.next,
+						    struct cm_sock, all);
+
+		cm_list_del(&s->all);
+		close(s->fd);
+		s->fd = -1;
+		s->dead = 1;
+		s->in_epoll = 0;
+	}
+	if (cm.epfd >= 0)
+		close(cm.epfd);
+	cm.epfd = -1;
 }
 
 /* Caller holds cm.lock. */
@@ -448,11 +493,8 @@ int cm_sock_register(struct cm_sock *s)
 {
 	struct epoll_event ev;
 
-	pthread_once(&progress_once, cm_progress_start);
-	if (progress_err) {
-		errno = progress_err;
+	if (cm_progress_start())
 		return -1;
-	}
 	ev.events = EPOLLIN | (s->listening ? 0 : EPOLLRDHUP);
 	ev.data.ptr = s;
 	if (epoll_ctl(cm.epfd, EPOLL_CTL_ADD, s->fd, &ev))
@@ -529,6 +571,9 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	struct cm_event *e;
 	struct cm_msg m;
 	int len = 0, n, fd;
+
+	if (cm_inherited(id->channel))
+		return -1;
 
 	if (cm_valid_param(p, conn_param))
 		return -1;
@@ -848,6 +893,9 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	struct cm_msg m;
 	int len = 0, ret;
 
+	if (cm_inherited(id->channel))
+		return -1;
+
 	if (cm_is_ud(id))
 		return cm_accept_ud(p, conn_param);
 	/* the real library reads conn_param->qp_num first and crashes */
@@ -909,6 +957,9 @@ static int cm_reject(struct rdma_cm_id *id, const void *pdata,
 	struct cm_msg m;
 	int ret;
 
+	if (cm_inherited(id->channel))
+		return -1;
+
 	if (len > (cm_is_ud(id) ? CM_SIDR_REP_PDATA : CM_REJ_PDATA)) {
 		errno = EINVAL;
 		return -1;
@@ -955,6 +1006,9 @@ int rdma_establish(struct rdma_cm_id *id)
 	struct cm_id *p = cm_id(id);
 	struct cm_msg m;
 
+	if (cm_inherited(id->channel))
+		return -1;
+
 	if (id->qp) {
 		errno = EINVAL;
 		return -1;
@@ -977,6 +1031,9 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	struct cm_id *p = cm_id(id);
 	struct cm_msg m;
 	int wait = 0;
+
+	if (cm_inherited(id->channel))
+		return -1;
 
 	if (!id->verbs) {
 		errno = EINVAL;
@@ -1016,6 +1073,9 @@ int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
 {
 	struct cm_id *p = cm_id(id);
 
+	if (cm_inherited(id->channel))
+		return -1;
+
 	if (p->state != CM_ACCEPTED && p->state != CM_CONNECTED &&
 	    p->state != CM_REP_RCVD) {
 		errno = EINVAL;
@@ -1029,6 +1089,9 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
 {
 	struct cm_id *p = cm_id(id);
 	enum ibv_qp_state state;
+
+	if (cm_inherited(id->channel))
+		return -1;
 
 	if (!qp_attr || !qp_attr_mask || !id->verbs) {
 		errno = EINVAL;
@@ -1156,6 +1219,9 @@ int rdma_create_qp_ex(struct rdma_cm_id *id,
 	struct ibv_qp_attr qattr;
 	struct ibv_qp *qp;
 	int mask, ret;
+
+	if (cm_inherited(id->channel))
+		return -1;
 
 	if (!attr || id->qp) {
 		errno = EINVAL;

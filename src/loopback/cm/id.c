@@ -35,10 +35,41 @@ struct cm_global cm = {
 	.cond = PTHREAD_COND_INITIALIZER,
 	.dev_lock = PTHREAD_MUTEX_INITIALIZER,
 	.epfd = -1,
+	.socks = { &cm.socks, &cm.socks },
 };
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int init_done;
+
+/*
+ * fork(): hold every lock across it, so that the child's copies are
+ * consistent and free whatever other threads were doing; the child then
+ * drops the parent's sockets and counts one more fork generation, which
+ * makes every channel made so far the parent's.
+ */
+static void cm_fork_prepare(void)
+{
+	pthread_mutex_lock(&init_lock);
+	pthread_mutex_lock(&cm.dev_lock);
+	pthread_mutex_lock(&cm.lock);
+}
+
+static void cm_fork_parent(void)
+{
+	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm.dev_lock);
+	pthread_mutex_unlock(&init_lock);
+}
+
+static void cm_fork_child(void)
+{
+	cm_fork_child_socks();
+	cm.fork_gen++;
+	pthread_mutex_init(&init_lock, NULL);
+	pthread_mutex_init(&cm.dev_lock, NULL);
+	pthread_mutex_init(&cm.lock, NULL);
+	pthread_cond_init(&cm.cond, NULL);
+}
 
 static int cm_have_device(void)
 {
@@ -99,6 +130,7 @@ int cm_init(void)
 		ns = "rdmacheck";
 	cm_set_ns(ns);
 	cm_list_init(&cm.graveyard);
+	pthread_atfork(cm_fork_prepare, cm_fork_parent, cm_fork_child);
 	init_done = 1;
 
 	if (!rdma_create_id(NULL, &id, NULL, RDMA_PS_IB)) {
@@ -357,18 +389,16 @@ int cm_bind_port(struct cm_id *p, const struct sockaddr *addr)
 		close(fd);
 		return -1;
 	}
-	s = calloc(1, sizeof(*s));
+	pthread_mutex_lock(&cm.lock);
+	s = cm_sock_new(fd);
 	if (!s) {
+		pthread_mutex_unlock(&cm.lock);
 		close(fd);
-		errno = ENOMEM;
 		return -1;
 	}
-	s->fd = fd;
 	s->id = p;
-	cm_list_init(&s->link);
 	memcpy(src, addr, cm_addr_len(addr));
 	cm_addr_set_port(src, port);
-	pthread_mutex_lock(&cm.lock);
 	p->port = s;
 	if (p->state == CM_IDLE)
 		p->state = CM_BOUND;
@@ -463,6 +493,8 @@ int rdma_create_id(struct rdma_event_channel *channel,
 		errno = EINVAL;
 		return -1;
 	}
+	if (channel && cm_inherited(channel))
+		return -1;
 	if (cm_alloc_id(channel, &p, context, ps, qpt))
 		return -1;
 	*id = &p->id;
@@ -483,6 +515,10 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		/* the real library's write to the closed fd fails */
 		pthread_mutex_unlock(&cm.lock);
 		errno = EBADF;
+		return -1;
+	}
+	if (cm_inherited(id->channel)) {
+		pthread_mutex_unlock(&cm.lock);
 		return -1;
 	}
 	p->destroying = 1;
@@ -526,6 +562,8 @@ int cm_do_bind(struct rdma_cm_id *id, struct sockaddr *addr)
 
 int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
+	if (cm_inherited(id->channel))
+		return -1;
 	return cm_do_bind(id, addr);
 }
 
@@ -620,6 +658,8 @@ int cm_do_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src,
 int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 		      struct sockaddr *dst_addr, int timeout_ms)
 {
+	if (cm_inherited(id->channel))
+		return -1;
 	return cm_do_resolve_addr(id, src_addr, dst_addr);
 }
 
@@ -666,6 +706,8 @@ int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	struct cm_id *p = cm_id(id);
 	struct rdma_addrinfo hint, *rai;
 
+	if (cm_inherited(id->channel))
+		return -1;
 	/* the real library dereferences id->verbs here; fail instead */
 	if (!id->verbs || p->state != CM_ADDR_RESOLVED) {
 		errno = EINVAL;
@@ -704,6 +746,8 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	struct sockaddr_storage any;
 	int ret;
 
+	if (cm_inherited(id->channel))
+		return -1;
 	if (!p->port) {
 		memset(&any, 0, sizeof(any));
 		any.ss_family = AF_INET;
@@ -739,6 +783,8 @@ int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 {
 	struct cm_id *p = cm_id(id);
 
+	if (cm_inherited(id->channel))
+		return -1;
 	if (!optval) {
 		errno = EINVAL;
 		return -1;
