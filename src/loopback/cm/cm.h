@@ -87,9 +87,12 @@ static inline void cm_list_del(struct cm_list *n)
 struct cm_channel {
 	struct rdma_event_channel pub;	/* fd: eventfd in semaphore mode */
 	struct cm_list queue;		/* events not yet fetched */
-	int nids;			/* ids whose channel this is */
-	int readers;			/* threads in rdma_get_cm_event */
-	int dead;			/* destroyed while ids still used it */
+	struct cm_list ids;		/* ids whose channel this is */
+	int nids;
+	int readers;			/* between their read and dequeue */
+	int calls;			/* threads in rdma_get_cm_event */
+	int dead;			/* the program destroyed it */
+	int closed;			/* ... and it is closed (no calls) */
 	unsigned int gen;		/* cm.fork_gen when it was made */
 };
 
@@ -105,7 +108,8 @@ enum cm_state {
 	CM_REP_RCVD,		/* active: REP in, RTU not yet sent */
 	CM_CONNECTED,
 	CM_DISC_SENT,		/* DREQ sent, waiting for DREP */
-	CM_DISCONNECTED,
+	CM_DREQ_RCVD,		/* DREQ in, DREP owed */
+	CM_DISCONNECTED,	/* time wait, then nothing */
 	CM_REJECTED,
 	CM_ERROR,
 };
@@ -211,8 +215,19 @@ struct cm_event {
 	struct cm_mc *mc;		/* MULTICAST_JOIN/ERROR: its join */
 };
 
+/* The one timer an id may have running (cm.timers). */
+enum cm_tmo_kind {
+	CM_TMO_NONE,
+	CM_TMO_DREQ,		/* no DREP: DISCONNECTED -ETIMEDOUT */
+	CM_TMO_TIMEWAIT,	/* TIMEWAIT_EXIT */
+};
+
 struct cm_id {
 	struct rdma_cm_id id;
+	struct cm_list chan_link;	/* its channel's ids */
+	struct cm_list tmo_link;	/* cm.timers, by deadline */
+	uint64_t tmo_at;		/* CLOCK_MONOTONIC, ms */
+	enum cm_tmo_kind tmo_kind;
 	int sync;
 	int state;
 	unsigned int reported;		/* events handed to the user */
@@ -263,6 +278,10 @@ struct cm_global {
 	uint8_t max_resp_res;		/* device max_qp_rd_atom */
 	uint8_t max_init_depth;		/* device max_qp_init_rd_atom */
 	int epfd;			/* the progress thread's; -1: none */
+	int timerfd;			/* in epfd: the earliest of timers */
+	struct cm_list timers;		/* ids with a timer, soonest first */
+	unsigned int dreq_ms[2];	/* DREQ timeout: active, passive */
+	unsigned int timewait_ms;
 	struct cm_list graveyard;	/* dead sockets to free */
 	struct cm_list socks;		/* every open socket (fork) */
 	unsigned int fork_gen;		/* forks this process descends by */
@@ -299,6 +318,7 @@ void cm_purge_events(struct cm_id *p);
 void cm_purge_mc_events(struct cm_id *p, struct cm_mc *mc);
 int cm_complete(struct rdma_cm_id *id);
 void cm_wait_acked(struct cm_id *p);
+int cm_chan_close(struct cm_channel *ch);
 
 /* conn.c */
 struct cm_sock *cm_sock_new(int fd);
@@ -307,6 +327,7 @@ int cm_sock_register(struct cm_sock *s);
 void cm_sock_close(struct cm_sock *s);
 int cm_send_msg(struct cm_sock *s, struct cm_msg *m);
 void cm_close_id_socks(struct cm_id *p);
+void cm_tmo_cancel(struct cm_id *p);
 int cm_process_conn_req(struct cm_event *e);
 int cm_process_conn_resp(struct cm_event *e);
 void cm_qp_to_err(struct rdma_cm_id *id);

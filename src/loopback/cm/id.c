@@ -35,8 +35,36 @@ struct cm_global cm = {
 	.cond = PTHREAD_COND_INITIALIZER,
 	.dev_lock = PTHREAD_MUTEX_INITIALIZER,
 	.epfd = -1,
+	.timerfd = -1,
+	.timers = { &cm.timers, &cm.timers },
 	.socks = { &cm.socks, &cm.socks },
 };
+
+/*
+ * IB CM timing of rdma-core 44.0 on Linux 6.1 over RoCE (drivers/infiniband
+ * core/cma.c, cm.c): the path's packet life time is CMA_IBOE_PACKET_LIFETIME
+ * 18, CM response timeouts CMA_CM_RESPONSE_TIMEOUT 20, CMA_MAX_CM_RETRIES
+ * 15, and an IB time t is 2^(t - 8) ms (cm_convert_to_ms).  A DREQ is sent
+ * 16 times: the active side waits 2 * 2^10 + 2^12 ms each (ib_send_cm_req's
+ * timeout_ms), the passive side 2^12 ms (cm_req_handler's); time wait lasts
+ * 2^(18 + 1 - 8) ms (av.timeout, cm_enter_timewait).
+ */
+#define CM_DREQ_ACTIVE_MS	(16 * (2 * 1024 + 4096))
+#define CM_DREQ_PASSIVE_MS	(16 * 4096)
+#define CM_TIMEWAIT_MS		2048
+
+/* A duration in ms from the environment, or def. */
+static unsigned int cm_env_ms(const char *name, unsigned int def)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long ms;
+
+	if (!v || !*v)
+		return def;
+	ms = strtoul(v, &end, 10);
+	return *end || ms > 3600000 ? def : (unsigned int)ms;
+}
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int init_done;
@@ -130,6 +158,12 @@ int cm_init(void)
 		ns = "rdmacheck";
 	cm_set_ns(ns);
 	cm_list_init(&cm.graveyard);
+	cm.dreq_ms[0] = cm_env_ms("RDMACHECK_LOOPBACK_DREQ_TIMEOUT_MS",
+				  CM_DREQ_ACTIVE_MS);
+	cm.dreq_ms[1] = cm_env_ms("RDMACHECK_LOOPBACK_DREQ_TIMEOUT_MS",
+				  CM_DREQ_PASSIVE_MS);
+	cm.timewait_ms = cm_env_ms("RDMACHECK_LOOPBACK_TIMEWAIT_MS",
+				   CM_TIMEWAIT_MS);
 	pthread_atfork(cm_fork_prepare, cm_fork_parent, cm_fork_child);
 	init_done = 1;
 
@@ -431,9 +465,11 @@ int cm_alloc_id(struct rdma_event_channel *channel, struct cm_id **out,
 	p->id.qp_type = qp_type;
 	cm_list_init(&p->pending);
 	cm_list_init(&p->mcs);
+	cm_list_init(&p->tmo_link);
 	p->local_psn = (uint32_t)(((uintptr_t)p >> 4) ^ getpid()) & 0xffffff;
 	pthread_mutex_lock(&cm.lock);
 	cm_chan(channel)->nids++;
+	cm_list_add_tail(&cm_chan(channel)->ids, &p->chan_link);
 	pthread_mutex_unlock(&cm.lock);
 	*out = p;
 	return 0;
@@ -447,7 +483,8 @@ void cm_free_id(struct cm_id *p)
 
 	pthread_mutex_lock(&cm.lock);
 	ch->nids--;
-	free_ch = ch->dead && ch->nids == 0;
+	cm_list_del(&p->chan_link);
+	free_ch = ch->closed && ch->nids == 0;
 	pthread_mutex_unlock(&cm.lock);
 	if (p->sync)
 		rdma_destroy_event_channel(p->id.channel);
@@ -522,6 +559,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		return -1;
 	}
 	p->destroying = 1;
+	cm_tmo_cancel(p);
 	cm_purge_events(p);
 	cm_close_id_socks(p);
 	pthread_mutex_unlock(&cm.lock);
