@@ -1,7 +1,7 @@
 #!/bin/sh
 # tests/loopback-asan/asan.sh: the loopback backend's own tests on the
 # AddressSanitizer builds of both libraries (src/loopback/asan): the C
-# tests cm_semantics and rc_test (one process and two), then the
+# tests cm_semantics, fork and rc_test (one process and two), then the
 # rdmacm-utils pairs of tests/programs plainly (not under the shim).
 # Every process of the backend gets the ASan runtime preloaded; reports go
 # to files, and the test fails unless every run passes and ASan wrote no
@@ -95,9 +95,12 @@ fi
 
 cm=$(bin tests/programs/cm_semantics)
 rc=$(bin tests/loopback-verbs/rc_test)
+fk=$(bin tests/loopback-cm/fork)
 uses_asan "$cm"
 uses_asan "$rc"
+uses_asan "$fk"
 run cm_semantics "$cm"
+run fork "$fk"
 RDMACHECK_LOOPBACK_NS=rdmacheck-test-asan-rc-$$
 export RDMACHECK_LOOPBACK_NS
 run rc_test-single "$rc" single

@@ -9,7 +9,10 @@
  * while connected), a QP the program destroyed itself while the peer
  * disconnects or vanishes, UD (SIDR) connect/accept/reject and multicast
  * join/leave (events and their param.ud, leave waiting for acks, sync
- * joins).
+ * joins), the IB CM's disconnect (DISCONNECTED with the peer's DREP or
+ * -110 at the DREQ timeout, TIMEWAIT_EXIT after the time wait), and a
+ * thread blocked in rdma_get_cm_event on a channel being destroyed or
+ * cancelled there.
  *
  * Runs against the in-tree librdmacm.la; an alarm turns any hang into a
  * failure.
@@ -25,6 +28,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sched.h>
+#include <time.h>
 #include <arpa/inet.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -255,13 +259,18 @@ static void test_connect(int port)
 	REQUIRE(rdma_establish(c) == 0);
 	rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_ESTABLISHED));
 
-	/* exactly one DISCONNECTED each; a second disconnect is quiet */
+	/*
+	 * Exactly one DISCONNECTED each, the first side's only with the
+	 * peer's DREP (its rdma_disconnect); a second disconnect is quiet.
+	 */
 	REQUIRE(rdma_disconnect(c) == 0);
 	e = expect(lch, RDMA_CM_EVENT_DISCONNECTED);
-	CHECK(e->id == child);
+	CHECK(e->id == child && e->status == 0);
 	rdma_ack_cm_event(e);
+	CHECK(nothing_pending(cch));
+	CHECK(rdma_disconnect(child) == 0);
 	e = expect(cch, RDMA_CM_EVENT_DISCONNECTED);
-	CHECK(e->id == c);
+	CHECK(e->id == c && e->status == 0);
 	rdma_ack_cm_event(e);
 	CHECK(rdma_disconnect(child) == 0);
 	CHECK(rdma_disconnect(c) == 0);
@@ -565,8 +574,6 @@ static void test_destroyed_qp(int port)
 
 		if (round == 0) {
 			REQUIRE(rdma_disconnect(child) == 0);
-			rdma_ack_cm_event(expect(lch,
-						 RDMA_CM_EVENT_DISCONNECTED));
 		} else {
 			rdma_destroy_qp(child);
 			CHECK(rdma_destroy_id(child) == 0);
@@ -580,6 +587,9 @@ static void test_destroyed_qp(int port)
 		CHECK(ibv_destroy_qp(qp) == 0);
 		CHECK(ibv_destroy_cq(ccq) == 0);
 		if (round == 0) {
+			/* c's destroy answered the DREQ */
+			rdma_ack_cm_event(expect(lch,
+						 RDMA_CM_EVENT_DISCONNECTED));
 			rdma_destroy_qp(child);
 			CHECK(rdma_destroy_id(child) == 0);
 		}
@@ -782,8 +792,8 @@ static void *leave_thread(void *arg)
 	return NULL;
 }
 
-/* Thread tid sleeps in a futex wait (pthread_cond_wait). */
-static int in_futex(int tid)
+/* Thread tid sleeps in system call sysno. */
+static int in_syscall(int tid, long sysno)
 {
 	char path[64];
 	long nr = -1;
@@ -796,7 +806,13 @@ static int in_futex(int tid)
 	if (fscanf(f, "%ld", &nr) != 1)
 		nr = -1;
 	fclose(f);
-	return nr == SYS_futex;
+	return nr == sysno;
+}
+
+/* Thread tid sleeps in a futex wait (pthread_cond_wait). */
+static int in_futex(int tid)
+{
+	return in_syscall(tid, SYS_futex);
 }
 
 static void test_mcast(void)
@@ -917,6 +933,273 @@ static void test_mcast(void)
 	rdma_destroy_event_channel(ch);
 }
 
+static double now_s(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Next event on ch within ms, which must be t with status st. */
+static struct rdma_cm_event *expect_in(struct rdma_event_channel *ch,
+				       enum rdma_cm_event_type t, int st,
+				       int ms)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+	struct rdma_cm_event *e;
+
+	if (poll(&pfd, 1, ms) != 1) {
+		fprintf(stderr, "FAIL: no %s within %d ms\n",
+			rdma_event_str(t), ms);
+		exit(1);
+	}
+	e = expect(ch, t);
+	if (e->status != st) {
+		fprintf(stderr, "FAIL: %s status %d, want %d\n",
+			rdma_event_str(t), e->status, st);
+		exit(1);
+	}
+	return e;
+}
+
+/* Nothing arrives on ch for ms. */
+static int quiet_for(struct rdma_event_channel *ch, int ms)
+{
+	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
+
+	return poll(&pfd, 1, ms) == 0 && nothing_pending(ch);
+}
+
+struct pair {
+	struct rdma_cm_id *c, *child;
+	struct rdma_cm_event *req;
+};
+
+/* An established connection to l (on lch) from cch, without QPs. */
+static void pair_up(struct pair *k, struct rdma_event_channel *lch,
+		    struct rdma_event_channel *cch, int port)
+{
+	struct rdma_conn_param param = { .responder_resources = 1,
+					 .initiator_depth = 1,
+					 .qp_num = 0x42 };
+
+	k->c = resolved(cch, port);
+	REQUIRE(rdma_connect(k->c, &param) == 0);
+	k->req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	k->child = k->req->id;
+	REQUIRE(rdma_accept(k->child, &param) == 0);
+	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_CONNECT_RESPONSE));
+	REQUIRE(rdma_establish(k->c) == 0);
+	rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_ESTABLISHED));
+}
+
+/*
+ * The IB CM's disconnect: the first side's DISCONNECTED waits for the
+ * peer's DREP (its rdma_disconnect or destroy) or the DREQ timeout (-110;
+ * main shortens it); every connected id that still exists gets
+ * TIMEWAIT_EXIT after the time wait (the default, 2048 ms), an id
+ * destroyed before does not.
+ */
+static void test_disconnect(int port)
+{
+	struct rdma_event_channel *lch = rdma_create_event_channel();
+	struct rdma_event_channel *cch = rdma_create_event_channel();
+	struct rdma_cm_id *l = listener(lch, port, NULL);
+	struct rdma_cm_event *e;
+	struct pair a, b;
+	double t0, t1, dt;
+
+	/* a: the DREP comes with the peer's rdma_disconnect */
+	pair_up(&a, lch, cch, port);
+	t0 = now_s();
+	REQUIRE(rdma_disconnect(a.c) == 0);
+	e = expect_in(lch, RDMA_CM_EVENT_DISCONNECTED, 0, 5000);
+	CHECK(e->id == a.child);
+	rdma_ack_cm_event(e);
+	CHECK(quiet_for(cch, 200));
+	t1 = now_s();
+	REQUIRE(rdma_disconnect(a.child) == 0);
+	e = expect_in(cch, RDMA_CM_EVENT_DISCONNECTED, 0, 5000);
+	CHECK(e->id == a.c);
+	rdma_ack_cm_event(e);
+	CHECK(rdma_disconnect(a.c) == 0 && rdma_disconnect(a.child) == 0);
+	/* b: the active side destroys its id: no TIMEWAIT_EXIT for it */
+	pair_up(&b, lch, cch, port);
+	REQUIRE(rdma_disconnect(b.c) == 0);
+	rdma_ack_cm_event(expect_in(lch, RDMA_CM_EVENT_DISCONNECTED, 0,
+				    5000));
+	REQUIRE(rdma_disconnect(b.child) == 0);
+	rdma_ack_cm_event(expect_in(cch, RDMA_CM_EVENT_DISCONNECTED, 0,
+				    5000));
+	CHECK(rdma_destroy_id(b.c) == 0);
+
+	/* time wait: the passive side from its DREP, a.c from it too */
+	e = expect_in(cch, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0, 5000);
+	dt = now_s() - t1;
+	CHECK(e->id == a.c && dt > 1.9 && dt < 4.0);
+	rdma_ack_cm_event(e);
+	e = expect_in(lch, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0, 5000);
+	CHECK(e->id == a.child);
+	rdma_ack_cm_event(e);
+	e = expect_in(lch, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0, 5000);
+	CHECK(e->id == b.child);
+	rdma_ack_cm_event(e);
+	CHECK(quiet_for(cch, 300) && quiet_for(lch, 0));
+	(void)t0;
+
+	/* the peer's destroy answers the DREQ at once */
+	REQUIRE(rdma_destroy_id(a.child) == 0 && rdma_destroy_id(a.c) == 0);
+	REQUIRE(rdma_destroy_id(b.child) == 0);
+	rdma_ack_cm_event(a.req);
+	rdma_ack_cm_event(b.req);
+	pair_up(&a, lch, cch, port);
+	REQUIRE(rdma_disconnect(a.c) == 0);
+	rdma_ack_cm_event(expect_in(lch, RDMA_CM_EVENT_DISCONNECTED, 0,
+				    5000));
+	CHECK(rdma_destroy_id(a.child) == 0);
+	rdma_ack_cm_event(a.req);
+	rdma_ack_cm_event(expect_in(cch, RDMA_CM_EVENT_DISCONNECTED, 0,
+				    5000));
+
+	/* a peer that never answers: the DREQ times out */
+	pair_up(&b, lch, cch, port);
+	t0 = now_s();
+	REQUIRE(rdma_disconnect(b.c) == 0);
+	rdma_ack_cm_event(expect_in(lch, RDMA_CM_EVENT_DISCONNECTED, 0,
+				    5000));
+	e = expect_in(cch, RDMA_CM_EVENT_DISCONNECTED, -ETIMEDOUT, 10000);
+	dt = now_s() - t0;
+	CHECK(e->id == b.c && dt > 0.45 && dt < 5.0);
+	rdma_ack_cm_event(e);
+	rdma_ack_cm_event(expect_in(cch, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0,
+				    5000));
+	CHECK(nothing_pending(lch));
+	CHECK(rdma_destroy_id(b.child) == 0);
+	rdma_ack_cm_event(b.req);
+	CHECK(rdma_destroy_id(b.c) == 0);
+	CHECK(rdma_destroy_id(a.c) == 0);
+	CHECK(rdma_destroy_id(l) == 0);
+	CHECK(quiet_for(lch, 0) && quiet_for(cch, 0));
+	rdma_destroy_event_channel(lch);
+	rdma_destroy_event_channel(cch);
+}
+
+struct blocked {
+	struct rdma_event_channel *ch;
+	struct rdma_cm_event *e;
+	int tid;
+	int ret;
+	int done;
+};
+
+static void *blocked_thread(void *arg)
+{
+	struct blocked *b = arg;
+
+	__atomic_store_n(&b->tid, (int)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
+	b->ret = rdma_get_cm_event(b->ch, &b->e);
+	__atomic_store_n(&b->done, 1, __ATOMIC_SEQ_CST);
+	return NULL;
+}
+
+/* Start a thread blocked in rdma_get_cm_event(ch), seen in its read. */
+static void block_on(struct blocked *b, pthread_t *t,
+		     struct rdma_event_channel *ch)
+{
+	int i;
+
+	memset(b, 0, sizeof(*b));
+	b->ch = ch;
+	REQUIRE(pthread_create(t, NULL, blocked_thread, b) == 0);
+	for (i = 0; i < 100000; i++) {
+		int tid = __atomic_load_n(&b->tid, __ATOMIC_SEQ_CST);
+
+		if (tid && in_syscall(tid, SYS_read))
+			break;
+		sched_yield();
+	}
+	REQUIRE(i < 100000);
+}
+
+/* Join t within ms. */
+static int joined(pthread_t t, struct blocked *b, int ms)
+{
+	double end = now_s() + ms / 1000.0;
+
+	while (!__atomic_load_n(&b->done, __ATOMIC_SEQ_CST) && now_s() < end)
+		sched_yield();
+	if (!__atomic_load_n(&b->done, __ATOMIC_SEQ_CST))
+		return 0;
+	pthread_join(t, NULL);
+	return 1;
+}
+
+/*
+ * A thread blocked in rdma_get_cm_event while the channel is destroyed:
+ * the kernel keeps the file, its ids live and their events wake the
+ * thread; the close, which destroys the ids, waits for that call.  A
+ * thread cancelled in the call leaves the channel's counts right.
+ */
+static void test_blocked_reader(int port)
+{
+	struct sockaddr_in sin = addr("127.0.0.1", port);
+	struct rdma_event_channel *a = rdma_create_event_channel();
+	struct rdma_event_channel *cch = rdma_create_event_channel();
+	struct rdma_conn_param param = { .responder_resources = 1,
+					 .initiator_depth = 1 };
+	struct rdma_cm_id *l = listener(a, port, NULL), *c, *id;
+	struct rdma_event_channel *b;
+	struct rdma_cm_event *e;
+	struct blocked r;
+	pthread_t t;
+
+	block_on(&r, &t, a);
+	rdma_destroy_event_channel(a);
+	/* the listener still exists: a request reaches the blocked thread */
+	c = resolved(cch, port);
+	REQUIRE(rdma_connect(c, &param) == 0);
+	CHECK(joined(t, &r, 5000));
+	CHECK(r.ret == 0 && r.e &&
+	      r.e->event == RDMA_CM_EVENT_CONNECT_REQUEST &&
+	      r.e->listen_id == l);
+	/* that call's return closed the file: listener and child are gone */
+	CHECK(poll(&(struct pollfd){ .fd = cch->fd, .events = POLLIN }, 1,
+		   5000) == 1);
+	REQUIRE(rdma_get_cm_event(cch, &e) == 0);
+	CHECK(e->event == RDMA_CM_EVENT_UNREACHABLE ||
+	      e->event == RDMA_CM_EVENT_REJECTED);
+	rdma_ack_cm_event(e);
+	REQUIRE(rdma_create_id(cch, &id, NULL, RDMA_PS_TCP) == 0);
+	CHECK(rdma_bind_addr(id, (struct sockaddr *)&sin) == 0);
+	CHECK(rdma_destroy_id(id) == 0);
+	CHECK(rdma_destroy_id(c) == 0);
+	if (r.e)
+		rdma_ack_cm_event(r.e);
+
+	/* cancelled while blocked: the counts stay right */
+	b = rdma_create_event_channel();
+	REQUIRE(b);
+	block_on(&r, &t, b);
+	REQUIRE(pthread_cancel(t) == 0);
+	REQUIRE(pthread_join(t, NULL) == 0);
+	REQUIRE(rdma_create_id(b, &id, NULL, RDMA_PS_TCP) == 0);
+	sin = addr("127.0.0.1", 9);
+	REQUIRE(rdma_resolve_addr(id, NULL, (struct sockaddr *)&sin,
+				  2000) == 0);
+	CHECK(readable(b));
+	CHECK(rdma_destroy_id(id) == 0);
+	CHECK(!readable(b));	/* no reader left: the token went too */
+	{
+		int fd = b->fd;
+
+		rdma_destroy_event_channel(b);
+		errno = 0;
+		CHECK(fcntl(fd, F_GETFD) == -1 && errno == EBADF);
+	}
+	rdma_destroy_event_channel(cch);
+}
+
 int main(int argc, char **argv)
 {
 	char ns[64];
@@ -927,6 +1210,8 @@ int main(int argc, char **argv)
 	alarm(60);
 	snprintf(ns, sizeof(ns), "rdmacheck-sem-%d", (int)getpid());
 	setenv("RDMACHECK_LOOPBACK_NS", ns, 1);
+	/* the real 98 s would not do; the time wait keeps its default */
+	setenv("RDMACHECK_LOOPBACK_DREQ_TIMEOUT_MS", "500", 1);
 
 	test_channel();
 	test_addr_error();
@@ -940,6 +1225,8 @@ int main(int argc, char **argv)
 	test_destroyed_qp(7477);
 	test_ud(7476);
 	test_mcast();
+	test_disconnect(7478);
+	test_blocked_reader(7479);
 	if (failures)
 		fprintf(stderr, "cm_semantics: %d failure(s)\n", failures);
 	else

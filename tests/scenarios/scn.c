@@ -171,7 +171,9 @@ void scn_disconnect(struct rdma_event_channel *lch, struct rdma_cm_id *child,
 {
 	if (rdma_disconnect(client))
 		scn_die("rdma_disconnect");
-	scn_ack(scn_get(cch, RDMA_CM_EVENT_DISCONNECTED));
 	scn_ack(scn_get(lch, RDMA_CM_EVENT_DISCONNECTED));
-	rdma_disconnect(child);	/* already down: succeeds quietly */
+	/* the IB CM: the client's DISCONNECTED waits for the child's DREP */
+	if (rdma_disconnect(child))
+		scn_die("rdma_disconnect (child)");
+	scn_ack(scn_get(cch, RDMA_CM_EVENT_DISCONNECTED));
 }

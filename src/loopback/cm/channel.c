@@ -10,6 +10,12 @@
  * migrate) takes its token back when no reader is between its read and
  * its dequeue; otherwise the token stays behind and the reader that finds
  * the queue empty simply reads again.
+ *
+ * Destroying a channel is the kernel's close of the rdma_cm file, which
+ * destroys every id on it.  While a thread is blocked in
+ * rdma_get_cm_event the kernel keeps the file: its ids live on, their
+ * events still arrive and wake that thread, and the close happens when the
+ * last such call returns.  The channel's fd and queue stay until then.
  */
 #include <config.h>
 
@@ -38,27 +44,63 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 		return NULL;
 	}
 	cm_list_init(&ch->queue);
+	cm_list_init(&ch->ids);
+	ch->gen = cm.fork_gen;
 	return &ch->pub;
+}
+
+/*
+ * A fork child's call on a channel made before the fork, or on an id of
+ * such a channel: the kernel's ucma refuses a command written to a file
+ * opened under other credentials with EACCES (ib_safe_file_access), so
+ * the child can neither steal the parent's events (it shares the eventfd)
+ * nor change the parent's ids.
+ */
+int cm_inherited(struct rdma_event_channel *ch)
+{
+	if (cm_chan(ch)->gen == cm.fork_gen)
+		return 0;
+	errno = EACCES;
+	return 1;
+}
+
+/*
+ * The kernel's release of the file: every id on it is destroyed (its
+ * connection goes, its queued events with it); the ids' memory stays, as
+ * with the real library, and their next call fails (EBADF).  Caller holds
+ * cm.lock; returns 1 when ch is to be freed.
+ */
+int cm_chan_close(struct cm_channel *ch)
+{
+	struct cm_list *l;
+
+	ch->closed = 1;
+	for (l = ch->ids.next; l != &ch->ids; l = l->next) {
+		struct cm_id *p = cm_container_of(l, struct cm_id, chan_link);
+
+		cm_tmo_cancel(p);
+		cm_purge_events(p);
+		cm_close_id_socks(p);
+		p->state = CM_ERROR;
+	}
+	close(ch->pub.fd);
+	return ch->nids == 0;
 }
 
 void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 {
 	struct cm_channel *ch;
-	int keep;
+	int gone = 0;
 
 	if (!channel)
 		return;		/* the real one crashes */
 	ch = cm_chan(channel);
 	pthread_mutex_lock(&cm.lock);
-	/*
-	 * Ids still on it behave like the real library's: their next call
-	 * fails (EBADF) instead of touching freed memory, so keep the struct.
-	 */
-	keep = ch->nids > 0;
 	ch->dead = 1;
+	if (!ch->calls)
+		gone = cm_chan_close(ch);
 	pthread_mutex_unlock(&cm.lock);
-	close(channel->fd);
-	if (!keep)
+	if (gone)
 		free(ch);
 }
 
@@ -84,7 +126,7 @@ void cm_queue_event(struct cm_id *p, struct cm_event *e)
 	uint64_t one = 1;
 	ssize_t n;
 
-	if (p->destroying || ch->dead) {
+	if (p->destroying || ch->closed) {
 		free(e);
 		return;
 	}
@@ -104,7 +146,7 @@ static void cm_untoken(struct cm_channel *ch)
 	uint64_t tok;
 	ssize_t n;
 
-	if (ch->readers || ch->dead)
+	if (ch->readers || ch->closed)
 		return;
 	n = read(ch->pub.fd, &tok, sizeof(tok));
 	(void)n;
@@ -193,29 +235,50 @@ static int cm_process_addr(struct cm_event *e)
 	return 0;
 }
 
-int rdma_get_cm_event(struct rdma_event_channel *channel,
-		      struct rdma_cm_event **event)
-{
+/* A thread inside rdma_get_cm_event, for its cancellation handler. */
+struct cm_reader {
 	struct cm_channel *ch;
+	int reading;		/* counted in ch->readers */
+};
+
+/*
+ * Leaving rdma_get_cm_event, by return or by cancellation (the read is a
+ * cancellation point): the last call out of a destroyed channel closes it.
+ */
+static void cm_reader_exit(void *arg)
+{
+	struct cm_reader *r = arg;
+	struct cm_channel *ch = r->ch;
+	int err = errno, gone = 0;
+
+	pthread_mutex_lock(&cm.lock);
+	if (r->reading)
+		ch->readers--;
+	if (!--ch->calls && ch->dead && !ch->closed)
+		gone = cm_chan_close(ch);
+	pthread_mutex_unlock(&cm.lock);
+	if (gone)
+		free(ch);
+	errno = err;
+}
+
+static int cm_get_event(struct cm_reader *r, struct rdma_cm_event **event)
+{
+	struct cm_channel *ch = r->ch;
 	struct cm_event *e;
 	struct cm_id *p;
 	uint64_t tok;
 	ssize_t n;
 
-	if (cm_init())
-		return -1;
-	if (!event || !channel) {
-		errno = EINVAL;
-		return -1;
-	}
-	ch = cm_chan(channel);
 again:
 	pthread_mutex_lock(&cm.lock);
 	ch->readers++;
+	r->reading = 1;
 	pthread_mutex_unlock(&cm.lock);
-	n = read(channel->fd, &tok, sizeof(tok));
+	n = read(ch->pub.fd, &tok, sizeof(tok));
 	pthread_mutex_lock(&cm.lock);
 	ch->readers--;
+	r->reading = 0;
 	if (n != sizeof(tok)) {
 		pthread_mutex_unlock(&cm.lock);
 		return -1;
@@ -277,6 +340,36 @@ again:
 	return 0;
 }
 
+int rdma_get_cm_event(struct rdma_event_channel *channel,
+		      struct rdma_cm_event **event)
+{
+	struct cm_reader r = { .ch = NULL };
+	int ret;
+
+	if (cm_init())
+		return -1;
+	if (!event || !channel) {
+		errno = EINVAL;
+		return -1;
+	}
+	if (cm_inherited(channel))
+		return -1;
+	r.ch = cm_chan(channel);
+	pthread_mutex_lock(&cm.lock);
+	if (r.ch->dead) {
+		/* the real library writes to the fd number it closed */
+		pthread_mutex_unlock(&cm.lock);
+		errno = EBADF;
+		return -1;
+	}
+	r.ch->calls++;
+	pthread_mutex_unlock(&cm.lock);
+	pthread_cleanup_push(cm_reader_exit, &r);
+	ret = cm_get_event(&r, event);
+	pthread_cleanup_pop(1);
+	return ret;
+}
+
 int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
 	struct cm_event *e;
@@ -331,6 +424,8 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	int was_sync = p->sync;
 	uint64_t one = 1;
 
+	if (cm_inherited(old) || (channel && cm_inherited(channel)))
+		return -1;
 	if (was_sync && !channel) {
 		errno = EINVAL;
 		return -1;
@@ -370,6 +465,8 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	}
 	och->nids--;
 	nc->nids++;
+	cm_list_del(&p->chan_link);
+	cm_list_add_tail(&nc->ids, &p->chan_link);
 	id->channel = nch;
 	p->sync = !channel;
 	pthread_mutex_unlock(&cm.lock);

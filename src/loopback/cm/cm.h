@@ -13,6 +13,11 @@
  * destroy/migrate/leave waiters.  It is never held across a call to an
  * exported rdmacm or verbs function, so an interposer may re-enter
  * anything.
+ *
+ * Fork: the atfork handlers (id.c) take every lock, so a child never
+ * inherits one held by another thread.  The child closes its copies of
+ * the CM sockets and starts a progress thread of its own when it needs
+ * one; channels made before the fork belong to the parent (cm_inherited).
  */
 #ifndef LOOPBACK_CM_H
 #define LOOPBACK_CM_H
@@ -82,9 +87,13 @@ static inline void cm_list_del(struct cm_list *n)
 struct cm_channel {
 	struct rdma_event_channel pub;	/* fd: eventfd in semaphore mode */
 	struct cm_list queue;		/* events not yet fetched */
-	int nids;			/* ids whose channel this is */
-	int readers;			/* threads in rdma_get_cm_event */
-	int dead;			/* destroyed while ids still used it */
+	struct cm_list ids;		/* ids whose channel this is */
+	int nids;
+	int readers;			/* between their read and dequeue */
+	int calls;			/* threads in rdma_get_cm_event */
+	int dead;			/* the program destroyed it */
+	int closed;			/* ... and it is closed (no calls) */
+	unsigned int gen;		/* cm.fork_gen when it was made */
 };
 
 enum cm_state {
@@ -99,7 +108,8 @@ enum cm_state {
 	CM_REP_RCVD,		/* active: REP in, RTU not yet sent */
 	CM_CONNECTED,
 	CM_DISC_SENT,		/* DREQ sent, waiting for DREP */
-	CM_DISCONNECTED,
+	CM_DREQ_RCVD,		/* DREQ in, DREP owed */
+	CM_DISCONNECTED,	/* time wait, then nothing */
 	CM_REJECTED,
 	CM_ERROR,
 };
@@ -170,6 +180,7 @@ struct cm_sock {
 	struct cm_id *id;	/* owner (NULL while a request is pending) */
 	struct cm_id *listener;	/* accepted, REQ not yet fetched */
 	struct cm_list link;	/* listener's pending list, or graveyard */
+	struct cm_list all;	/* cm.socks while its fd is open */
 	struct cm_msg req;	/* the REQ, for a pending request */
 };
 
@@ -204,8 +215,19 @@ struct cm_event {
 	struct cm_mc *mc;		/* MULTICAST_JOIN/ERROR: its join */
 };
 
+/* The one timer an id may have running (cm.timers). */
+enum cm_tmo_kind {
+	CM_TMO_NONE,
+	CM_TMO_DREQ,		/* no DREP: DISCONNECTED -ETIMEDOUT */
+	CM_TMO_TIMEWAIT,	/* TIMEWAIT_EXIT */
+};
+
 struct cm_id {
 	struct rdma_cm_id id;
+	struct cm_list chan_link;	/* its channel's ids */
+	struct cm_list tmo_link;	/* cm.timers, by deadline */
+	uint64_t tmo_at;		/* CLOCK_MONOTONIC, ms */
+	enum cm_tmo_kind tmo_kind;
 	int sync;
 	int state;
 	unsigned int reported;		/* events handed to the user */
@@ -255,8 +277,14 @@ struct cm_global {
 	struct ibv_pd *pd;		/* its default PD */
 	uint8_t max_resp_res;		/* device max_qp_rd_atom */
 	uint8_t max_init_depth;		/* device max_qp_init_rd_atom */
-	int epfd;
+	int epfd;			/* the progress thread's; -1: none */
+	int timerfd;			/* in epfd: the earliest of timers */
+	struct cm_list timers;		/* ids with a timer, soonest first */
+	unsigned int dreq_ms[2];	/* DREQ timeout: active, passive */
+	unsigned int timewait_ms;
 	struct cm_list graveyard;	/* dead sockets to free */
+	struct cm_list socks;		/* every open socket (fork) */
+	unsigned int fork_gen;		/* forks this process descends by */
 	char ns[108];
 };
 
@@ -282,6 +310,7 @@ int cm_do_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src,
 		       struct sockaddr *dst);
 
 /* channel.c */
+int cm_inherited(struct rdma_event_channel *ch);
 struct cm_event *cm_event_new(struct cm_id *owner, enum rdma_cm_event_type t,
 			      int status);
 void cm_queue_event(struct cm_id *p, struct cm_event *e);
@@ -289,12 +318,16 @@ void cm_purge_events(struct cm_id *p);
 void cm_purge_mc_events(struct cm_id *p, struct cm_mc *mc);
 int cm_complete(struct rdma_cm_id *id);
 void cm_wait_acked(struct cm_id *p);
+int cm_chan_close(struct cm_channel *ch);
 
 /* conn.c */
+struct cm_sock *cm_sock_new(int fd);
+void cm_fork_child_socks(void);
 int cm_sock_register(struct cm_sock *s);
 void cm_sock_close(struct cm_sock *s);
 int cm_send_msg(struct cm_sock *s, struct cm_msg *m);
 void cm_close_id_socks(struct cm_id *p);
+void cm_tmo_cancel(struct cm_id *p);
 int cm_process_conn_req(struct cm_event *e);
 int cm_process_conn_resp(struct cm_event *e);
 void cm_qp_to_err(struct rdma_cm_id *id);

@@ -10,6 +10,14 @@
  * The progress thread never blocks on a write: every connection carries at
  * most a handful of small messages, far below the socket buffer, so sends
  * use MSG_DONTWAIT and cannot fail for lack of room.
+ *
+ * Disconnect follows the IB CM: rdma_disconnect sends a DREQ; the peer
+ * gets DISCONNECTED at once but answers with a DREP only when it calls
+ * rdma_disconnect or destroys the id (its end of the socket closing, as at
+ * its death, counts as that answer).  The side that sent the DREQ gets
+ * DISCONNECTED with the DREP, or with -ETIMEDOUT when the DREQ times out.
+ * Each side then spends the time wait and gets TIMEWAIT_EXIT if its id
+ * still exists.  Both timers run on a timerfd in the progress thread.
  */
 #include <config.h>
 
@@ -18,13 +26,12 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/epoll.h>
+#include <sys/timerfd.h>
 #include <sys/un.h>
 
 #include "cm.h"
-
-static pthread_once_t progress_once = PTHREAD_ONCE_INIT;
-static int progress_err;
 
 static int cm_req_pdata_max(enum rdma_port_space ps)
 {
@@ -59,6 +66,21 @@ int cm_send_msg(struct cm_sock *s, struct cm_msg *m)
 	return n == sizeof(*m) ? 0 : -1;
 }
 
+/* A socket for fd, on cm.socks.  Caller holds cm.lock. */
+struct cm_sock *cm_sock_new(int fd)
+{
+	struct cm_sock *s = calloc(1, sizeof(*s));
+
+	if (!s) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	s->fd = fd;
+	cm_list_init(&s->link);
+	cm_list_add_tail(&cm.socks, &s->all);
+	return s;
+}
+
 /*
  * Caller holds cm.lock.  The memory goes when the progress thread is sure
  * no epoll result still points at it.
@@ -72,6 +94,7 @@ void cm_sock_close(struct cm_sock *s)
 	close(s->fd);
 	s->dead = 1;
 	s->id = NULL;
+	cm_list_del(&s->all);
 	cm_list_del(&s->link);
 	if (s->in_epoll)
 		cm_list_add_tail(&cm.graveyard, &s->link);
@@ -118,17 +141,135 @@ void cm_qp_to_err(struct rdma_cm_id *id)
 	ibv_modify_qp(id->qp, &attr, IBV_QP_STATE);
 }
 
-static void cm_queue_disconnected(struct cm_id *p)
+/* The progress thread's timerfd tag in epoll. */
+static struct cm_sock cm_timer_tag = { .fd = -1, .in_epoll = 1 };
+
+static uint64_t cm_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* Set the timerfd to the earliest deadline.  Caller holds cm.lock. */
+static void cm_tmo_program(void)
+{
+	struct itimerspec its;
+	struct cm_id *p;
+
+	if (cm.timerfd < 0)
+		return;
+	memset(&its, 0, sizeof(its));
+	if (!cm_list_empty(&cm.timers)) {
+		p = cm_container_of(cm.timers.next, struct cm_id, tmo_link);
+		its.it_value.tv_sec = p->tmo_at / 1000;
+		its.it_value.tv_nsec = (p->tmo_at % 1000) * 1000000 + 1;
+	}
+	timerfd_settime(cm.timerfd, TFD_TIMER_ABSTIME, &its, NULL);
+}
+
+/* Caller holds cm.lock. */
+void cm_tmo_cancel(struct cm_id *p)
+{
+	int first = cm.timers.next == &p->tmo_link;
+
+	if (p->tmo_kind == CM_TMO_NONE)
+		return;
+	cm_list_del(&p->tmo_link);
+	p->tmo_kind = CM_TMO_NONE;
+	if (first)
+		cm_tmo_program();
+}
+
+/* Caller holds cm.lock. */
+static void cm_tmo_arm(struct cm_id *p, enum cm_tmo_kind kind,
+		       unsigned int ms)
+{
+	struct cm_list *l;
+
+	cm_tmo_cancel(p);
+	p->tmo_kind = kind;
+	p->tmo_at = cm_now_ms() + ms;
+	/* timers of one kind expire in the order they started */
+	for (l = cm.timers.prev; l != &cm.timers; l = l->prev)
+		if (cm_container_of(l, struct cm_id, tmo_link)->tmo_at <=
+		    p->tmo_at)
+			break;
+	cm_list_add_tail(l->next, &p->tmo_link);
+	if (cm.timers.next == &p->tmo_link)
+		cm_tmo_program();
+}
+
+/* One DISCONNECTED per connection.  Caller holds cm.lock. */
+static void cm_disc_event(struct cm_id *p, int status)
 {
 	struct cm_event *e;
 
-	p->state = CM_DISCONNECTED;
 	if (p->disc_queued)
 		return;
 	p->disc_queued = 1;
-	e = cm_event_new(p, RDMA_CM_EVENT_DISCONNECTED, 0);
+	e = cm_event_new(p, RDMA_CM_EVENT_DISCONNECTED, status);
 	if (e)
 		cm_queue_event(p, e);
+}
+
+/* The connection is over on our side: time wait.  Caller holds cm.lock. */
+static void cm_timewait(struct cm_id *p)
+{
+	p->state = CM_DISCONNECTED;
+	cm_tmo_arm(p, CM_TMO_TIMEWAIT, cm.timewait_ms);
+}
+
+/* Our DREQ was answered, or never will be.  Caller holds cm.lock. */
+static void cm_disc_done(struct cm_id *p, int status)
+{
+	cm_disc_event(p, status);
+	cm_timewait(p);
+}
+
+/* The peer's DREQ: we owe a DREP now.  Caller holds cm.lock. */
+static void cm_dreq_rcvd(struct cm_id *p)
+{
+	cm_tmo_cancel(p);
+	p->state = CM_DREQ_RCVD;
+	cm_disc_event(p, 0);
+}
+
+static int cm_is_connected(struct cm_id *p)
+{
+	return p->state == CM_ACCEPTED || p->state == CM_REP_RCVD ||
+	       p->state == CM_CONNECTED;
+}
+
+/* Timers due: in the progress thread, with cm.lock held. */
+static void cm_tmo_run(void)
+{
+	uint64_t now = cm_now_ms(), exp;
+	struct cm_event *e;
+	ssize_t n;
+
+	n = read(cm.timerfd, &exp, sizeof(exp));
+	(void)n;
+	while (!cm_list_empty(&cm.timers)) {
+		struct cm_id *p = cm_container_of(cm.timers.next,
+						  struct cm_id, tmo_link);
+		enum cm_tmo_kind kind = p->tmo_kind;
+
+		if (p->tmo_at > now)
+			break;
+		cm_list_del(&p->tmo_link);
+		p->tmo_kind = CM_TMO_NONE;
+		if (kind == CM_TMO_DREQ && p->state == CM_DISC_SENT) {
+			/* the CM's DREQ_ERROR */
+			cm_disc_done(p, -ETIMEDOUT);
+		} else if (kind == CM_TMO_TIMEWAIT) {
+			e = cm_event_new(p, RDMA_CM_EVENT_TIMEWAIT_EXIT, 0);
+			if (e)
+				cm_queue_event(p, e);
+		}
+	}
+	cm_tmo_program();
 }
 
 /*
@@ -161,8 +302,13 @@ static void cm_handle_hup(struct cm_sock *s)
 	case CM_ACCEPTED:
 	case CM_REP_RCVD:
 	case CM_CONNECTED:
+		/* the peer's id went: its CM sent a DREQ */
+		cm_dreq_rcvd(p);
+		break;
 	case CM_DISC_SENT:
-		cm_queue_disconnected(p);
+		/* ... or the DREP it owed us */
+		cm_tmo_cancel(p);
+		cm_disc_done(p, 0);
 		break;
 	default:
 		break;
@@ -323,20 +469,23 @@ static void cm_handle_msg(struct cm_sock *s, struct cm_msg *m)
 		cm_copy_pdata(e, m, CM_REJ_PDATA);
 		cm_queue_event(p, e);
 		break;
-	case CM_MSG_DREQ: {
-		struct cm_msg drep;
+	case CM_MSG_DREQ:
+		if (cm_is_connected(p) || p->state == CM_DISC_SENT) {
+			/* the DREP waits for rdma_disconnect or destroy */
+			cm_dreq_rcvd(p);
+		} else if (p->state != CM_DREQ_RCVD) {
+			struct cm_msg drep;
 
-		memset(&drep, 0, sizeof(drep));
-		drep.type = CM_MSG_DREP;
-		cm_send_msg(s, &drep);
-		if (p->state == CM_ACCEPTED || p->state == CM_REP_RCVD ||
-		    p->state == CM_CONNECTED || p->state == CM_DISC_SENT)
-			cm_queue_disconnected(p);
+			memset(&drep, 0, sizeof(drep));
+			drep.type = CM_MSG_DREP;
+			cm_send_msg(s, &drep);
+		}
 		break;
-	}
 	case CM_MSG_DREP:
-		if (p->state == CM_DISC_SENT)
-			cm_queue_disconnected(p);
+		if (p->state == CM_DISC_SENT) {
+			cm_tmo_cancel(p);
+			cm_disc_done(p, 0);
+		}
 		break;
 	default:
 		break;
@@ -355,19 +504,16 @@ static void cm_handle_accept(struct cm_sock *ls)
 		fd = accept4(ls->fd, NULL, NULL, SOCK_NONBLOCK | SOCK_CLOEXEC);
 		if (fd < 0)
 			return;
-		s = calloc(1, sizeof(*s));
+		s = cm_sock_new(fd);
 		if (!s) {
 			close(fd);
 			continue;
 		}
-		s->fd = fd;
 		s->listener = l;
-		cm_list_init(&s->link);
 		ev.events = EPOLLIN | EPOLLRDHUP;
 		ev.data.ptr = s;
 		if (epoll_ctl(cm.epfd, EPOLL_CTL_ADD, fd, &ev)) {
-			close(fd);
-			free(s);
+			cm_sock_close(s);
 			continue;
 		}
 		s->in_epoll = 1;
@@ -378,11 +524,12 @@ static void cm_handle_accept(struct cm_sock *ls)
 static void *cm_progress(void *arg)
 {
 	struct epoll_event evs[64];
+	int epfd = (int)(long)arg;
 	struct cm_msg m;
 	int i, n;
 
 	for (;;) {
-		n = epoll_wait(cm.epfd, evs, 64, -1);
+		n = epoll_wait(epfd, evs, 64, -1);
 		if (n < 0)
 			continue;
 		pthread_mutex_lock(&cm.lock);
@@ -392,6 +539,10 @@ static void *cm_progress(void *arg)
 
 			if (s->dead || !s->in_epoll)
 				continue;
+			if (s == &cm_timer_tag) {
+				cm_tmo_run();
+				continue;
+			}
 			if (s->listening) {
 				cm_handle_accept(s);
 				continue;
@@ -424,23 +575,81 @@ static void *cm_progress(void *arg)
 	return NULL;
 }
 
-static void cm_progress_start(void)
+/*
+ * Start the progress thread with the first socket it must watch (again in
+ * a fork child, which has none).  Caller holds cm.lock.
+ */
+static int cm_progress_start(void)
 {
+	struct epoll_event ev;
 	sigset_t all, old;
 	pthread_t t;
+	int err;
 
+	if (cm.epfd >= 0)
+		return 0;
 	cm.epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (cm.epfd < 0) {
-		progress_err = errno;
-		return;
+	if (cm.epfd < 0)
+		return -1;
+	cm.timerfd = timerfd_create(CLOCK_MONOTONIC,
+				    TFD_NONBLOCK | TFD_CLOEXEC);
+	ev.events = EPOLLIN;
+	ev.data.ptr = &cm_timer_tag;
+	if (cm.timerfd < 0 ||
+	    epoll_ctl(cm.epfd, EPOLL_CTL_ADD, cm.timerfd, &ev)) {
+		err = errno;
+		goto fail;
 	}
+	cm_tmo_program();
 	/* signals belong to the application's threads */
 	sigfillset(&all);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
-	progress_err = pthread_create(&t, NULL, cm_progress, NULL);
+	err = pthread_create(&t, NULL, cm_progress, (void *)(long)cm.epfd);
 	pthread_sigmask(SIG_SETMASK, &old, NULL);
-	if (!progress_err)
-		pthread_detach(t);
+	if (err)
+		goto fail;
+	pthread_detach(t);
+	return 0;
+fail:
+	if (cm.timerfd >= 0)
+		close(cm.timerfd);
+	close(cm.epfd);
+	cm.timerfd = cm.epfd = -1;
+	errno = err;
+	return -1;
+}
+
+/*
+ * In a fork child, before anything else runs: close our copies of the
+ * parent's sockets, so that the child holds none of its ports and
+ * connections open.  Never epoll_ctl: the epoll instance is the parent's
+ * too, and removing a file from it would blind the parent's progress.
+ */
+void cm_fork_child_socks(void)
+{
+	while (!cm_list_empty(&cm.socks)) {
+		struct cm_sock *s = cm_container_of(cm.socks.next,
+						    struct cm_sock, all);
+
+		cm_list_del(&s->all);
+		close(s->fd);
+		s->fd = -1;
+		s->dead = 1;
+		s->in_epoll = 0;
+	}
+	/* the parent's timers, and its timerfd, are not ours */
+	while (!cm_list_empty(&cm.timers)) {
+		struct cm_id *p = cm_container_of(cm.timers.next,
+						  struct cm_id, tmo_link);
+
+		cm_list_del(&p->tmo_link);
+		p->tmo_kind = CM_TMO_NONE;
+	}
+	if (cm.timerfd >= 0)
+		close(cm.timerfd);
+	if (cm.epfd >= 0)
+		close(cm.epfd);
+	cm.timerfd = cm.epfd = -1;
 }
 
 /* Caller holds cm.lock. */
@@ -448,11 +657,8 @@ int cm_sock_register(struct cm_sock *s)
 {
 	struct epoll_event ev;
 
-	pthread_once(&progress_once, cm_progress_start);
-	if (progress_err) {
-		errno = progress_err;
+	if (cm_progress_start())
 		return -1;
-	}
 	ev.events = EPOLLIN | (s->listening ? 0 : EPOLLRDHUP);
 	ev.data.ptr = s;
 	if (epoll_ctl(cm.epfd, EPOLL_CTL_ADD, s->fd, &ev))
@@ -529,6 +735,9 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	struct cm_event *e;
 	struct cm_msg m;
 	int len = 0, n, fd;
+
+	if (cm_inherited(id->channel))
+		return -1;
 
 	if (cm_valid_param(p, conn_param))
 		return -1;
@@ -848,6 +1057,9 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	struct cm_msg m;
 	int len = 0, ret;
 
+	if (cm_inherited(id->channel))
+		return -1;
+
 	if (cm_is_ud(id))
 		return cm_accept_ud(p, conn_param);
 	/* the real library reads conn_param->qp_num first and crashes */
@@ -909,6 +1121,9 @@ static int cm_reject(struct rdma_cm_id *id, const void *pdata,
 	struct cm_msg m;
 	int ret;
 
+	if (cm_inherited(id->channel))
+		return -1;
+
 	if (len > (cm_is_ud(id) ? CM_SIDR_REP_PDATA : CM_REJ_PDATA)) {
 		errno = EINVAL;
 		return -1;
@@ -955,6 +1170,9 @@ int rdma_establish(struct rdma_cm_id *id)
 	struct cm_id *p = cm_id(id);
 	struct cm_msg m;
 
+	if (cm_inherited(id->channel))
+		return -1;
+
 	if (id->qp) {
 		errno = EINVAL;
 		return -1;
@@ -978,6 +1196,9 @@ int rdma_disconnect(struct rdma_cm_id *id)
 	struct cm_msg m;
 	int wait = 0;
 
+	if (cm_inherited(id->channel))
+		return -1;
+
 	if (!id->verbs) {
 		errno = EINVAL;
 		return -1;
@@ -997,8 +1218,18 @@ int rdma_disconnect(struct rdma_cm_id *id)
 		p->state = CM_DISC_SENT;
 		if (!cm_conn_of(p) || cm_conn_of(p)->hup ||
 		    cm_send_msg(cm_conn_of(p), &m))
-			cm_queue_disconnected(p);
+			cm_disc_done(p, 0);	/* nobody left to answer */
+		else
+			cm_tmo_arm(p, CM_TMO_DREQ, cm.dreq_ms[!!p->conn]);
 		wait = 1;
+		break;
+	case CM_DREQ_RCVD:
+		/* answer the peer's DREQ */
+		cm_fill_msg(p, &m, CM_MSG_DREP, NULL, NULL, 0);
+		if (cm_conn_of(p) && !cm_conn_of(p)->hup)
+			cm_send_msg(cm_conn_of(p), &m);
+		cm_timewait(p);
+		wait = !p->disc_fetched;
 		break;
 	case CM_DISC_SENT:
 	case CM_DISCONNECTED:
@@ -1016,6 +1247,9 @@ int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
 {
 	struct cm_id *p = cm_id(id);
 
+	if (cm_inherited(id->channel))
+		return -1;
+
 	if (p->state != CM_ACCEPTED && p->state != CM_CONNECTED &&
 	    p->state != CM_REP_RCVD) {
 		errno = EINVAL;
@@ -1029,6 +1263,9 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
 {
 	struct cm_id *p = cm_id(id);
 	enum ibv_qp_state state;
+
+	if (cm_inherited(id->channel))
+		return -1;
 
 	if (!qp_attr || !qp_attr_mask || !id->verbs) {
 		errno = EINVAL;
@@ -1156,6 +1393,9 @@ int rdma_create_qp_ex(struct rdma_cm_id *id,
 	struct ibv_qp_attr qattr;
 	struct ibv_qp *qp;
 	int mask, ret;
+
+	if (cm_inherited(id->channel))
+		return -1;
 
 	if (!attr || id->qp) {
 		errno = EINVAL;

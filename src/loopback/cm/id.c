@@ -35,10 +35,69 @@ struct cm_global cm = {
 	.cond = PTHREAD_COND_INITIALIZER,
 	.dev_lock = PTHREAD_MUTEX_INITIALIZER,
 	.epfd = -1,
+	.timerfd = -1,
+	.timers = { &cm.timers, &cm.timers },
+	.socks = { &cm.socks, &cm.socks },
 };
+
+/*
+ * IB CM timing of rdma-core 44.0 on Linux 6.1 over RoCE (drivers/infiniband
+ * core/cma.c, cm.c): the path's packet life time is CMA_IBOE_PACKET_LIFETIME
+ * 18, CM response timeouts CMA_CM_RESPONSE_TIMEOUT 20, CMA_MAX_CM_RETRIES
+ * 15, and an IB time t is 2^(t - 8) ms (cm_convert_to_ms).  A DREQ is sent
+ * 16 times: the active side waits 2 * 2^10 + 2^12 ms each (ib_send_cm_req's
+ * timeout_ms), the passive side 2^12 ms (cm_req_handler's); time wait lasts
+ * 2^(18 + 1 - 8) ms (av.timeout, cm_enter_timewait).
+ */
+#define CM_DREQ_ACTIVE_MS	(16 * (2 * 1024 + 4096))
+#define CM_DREQ_PASSIVE_MS	(16 * 4096)
+#define CM_TIMEWAIT_MS		2048
+
+/* A duration in ms from the environment, or def. */
+static unsigned int cm_env_ms(const char *name, unsigned int def)
+{
+	const char *v = getenv(name);
+	char *end;
+	unsigned long ms;
+
+	if (!v || !*v)
+		return def;
+	ms = strtoul(v, &end, 10);
+	return *end || ms > 3600000 ? def : (unsigned int)ms;
+}
 
 static pthread_mutex_t init_lock = PTHREAD_MUTEX_INITIALIZER;
 static volatile int init_done;
+
+/*
+ * fork(): hold every lock across it, so that the child's copies are
+ * consistent and free whatever other threads were doing; the child then
+ * drops the parent's sockets and counts one more fork generation, which
+ * makes every channel made so far the parent's.
+ */
+static void cm_fork_prepare(void)
+{
+	pthread_mutex_lock(&init_lock);
+	pthread_mutex_lock(&cm.dev_lock);
+	pthread_mutex_lock(&cm.lock);
+}
+
+static void cm_fork_parent(void)
+{
+	pthread_mutex_unlock(&cm.lock);
+	pthread_mutex_unlock(&cm.dev_lock);
+	pthread_mutex_unlock(&init_lock);
+}
+
+static void cm_fork_child(void)
+{
+	cm_fork_child_socks();
+	cm.fork_gen++;
+	pthread_mutex_init(&init_lock, NULL);
+	pthread_mutex_init(&cm.dev_lock, NULL);
+	pthread_mutex_init(&cm.lock, NULL);
+	pthread_cond_init(&cm.cond, NULL);
+}
 
 static int cm_have_device(void)
 {
@@ -99,6 +158,13 @@ int cm_init(void)
 		ns = "rdmacheck";
 	cm_set_ns(ns);
 	cm_list_init(&cm.graveyard);
+	cm.dreq_ms[0] = cm_env_ms("RDMACHECK_LOOPBACK_DREQ_TIMEOUT_MS",
+				  CM_DREQ_ACTIVE_MS);
+	cm.dreq_ms[1] = cm_env_ms("RDMACHECK_LOOPBACK_DREQ_TIMEOUT_MS",
+				  CM_DREQ_PASSIVE_MS);
+	cm.timewait_ms = cm_env_ms("RDMACHECK_LOOPBACK_TIMEWAIT_MS",
+				   CM_TIMEWAIT_MS);
+	pthread_atfork(cm_fork_prepare, cm_fork_parent, cm_fork_child);
 	init_done = 1;
 
 	if (!rdma_create_id(NULL, &id, NULL, RDMA_PS_IB)) {
@@ -357,18 +423,16 @@ int cm_bind_port(struct cm_id *p, const struct sockaddr *addr)
 		close(fd);
 		return -1;
 	}
-	s = calloc(1, sizeof(*s));
+	pthread_mutex_lock(&cm.lock);
+	s = cm_sock_new(fd);
 	if (!s) {
+		pthread_mutex_unlock(&cm.lock);
 		close(fd);
-		errno = ENOMEM;
 		return -1;
 	}
-	s->fd = fd;
 	s->id = p;
-	cm_list_init(&s->link);
 	memcpy(src, addr, cm_addr_len(addr));
 	cm_addr_set_port(src, port);
-	pthread_mutex_lock(&cm.lock);
 	p->port = s;
 	if (p->state == CM_IDLE)
 		p->state = CM_BOUND;
@@ -401,9 +465,11 @@ int cm_alloc_id(struct rdma_event_channel *channel, struct cm_id **out,
 	p->id.qp_type = qp_type;
 	cm_list_init(&p->pending);
 	cm_list_init(&p->mcs);
+	cm_list_init(&p->tmo_link);
 	p->local_psn = (uint32_t)(((uintptr_t)p >> 4) ^ getpid()) & 0xffffff;
 	pthread_mutex_lock(&cm.lock);
 	cm_chan(channel)->nids++;
+	cm_list_add_tail(&cm_chan(channel)->ids, &p->chan_link);
 	pthread_mutex_unlock(&cm.lock);
 	*out = p;
 	return 0;
@@ -417,7 +483,8 @@ void cm_free_id(struct cm_id *p)
 
 	pthread_mutex_lock(&cm.lock);
 	ch->nids--;
-	free_ch = ch->dead && ch->nids == 0;
+	cm_list_del(&p->chan_link);
+	free_ch = ch->closed && ch->nids == 0;
 	pthread_mutex_unlock(&cm.lock);
 	if (p->sync)
 		rdma_destroy_event_channel(p->id.channel);
@@ -463,6 +530,8 @@ int rdma_create_id(struct rdma_event_channel *channel,
 		errno = EINVAL;
 		return -1;
 	}
+	if (channel && cm_inherited(channel))
+		return -1;
 	if (cm_alloc_id(channel, &p, context, ps, qpt))
 		return -1;
 	*id = &p->id;
@@ -485,7 +554,12 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		errno = EBADF;
 		return -1;
 	}
+	if (cm_inherited(id->channel)) {
+		pthread_mutex_unlock(&cm.lock);
+		return -1;
+	}
 	p->destroying = 1;
+	cm_tmo_cancel(p);
 	cm_purge_events(p);
 	cm_close_id_socks(p);
 	pthread_mutex_unlock(&cm.lock);
@@ -526,6 +600,8 @@ int cm_do_bind(struct rdma_cm_id *id, struct sockaddr *addr)
 
 int rdma_bind_addr(struct rdma_cm_id *id, struct sockaddr *addr)
 {
+	if (cm_inherited(id->channel))
+		return -1;
 	return cm_do_bind(id, addr);
 }
 
@@ -620,6 +696,8 @@ int cm_do_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src,
 int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 		      struct sockaddr *dst_addr, int timeout_ms)
 {
+	if (cm_inherited(id->channel))
+		return -1;
 	return cm_do_resolve_addr(id, src_addr, dst_addr);
 }
 
@@ -666,6 +744,8 @@ int rdma_resolve_route(struct rdma_cm_id *id, int timeout_ms)
 	struct cm_id *p = cm_id(id);
 	struct rdma_addrinfo hint, *rai;
 
+	if (cm_inherited(id->channel))
+		return -1;
 	/* the real library dereferences id->verbs here; fail instead */
 	if (!id->verbs || p->state != CM_ADDR_RESOLVED) {
 		errno = EINVAL;
@@ -704,6 +784,8 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 	struct sockaddr_storage any;
 	int ret;
 
+	if (cm_inherited(id->channel))
+		return -1;
 	if (!p->port) {
 		memset(&any, 0, sizeof(any));
 		any.ss_family = AF_INET;
@@ -739,6 +821,8 @@ int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 {
 	struct cm_id *p = cm_id(id);
 
+	if (cm_inherited(id->channel))
+		return -1;
 	if (!optval) {
 		errno = EINVAL;
 		return -1;

@@ -85,6 +85,8 @@ static int cm_join(struct rdma_cm_id *id, struct sockaddr *addr,
 	struct cm_event *e;
 	struct cm_mc *mc;
 
+	if (cm_inherited(id->channel))
+		return -1;
 	mc = calloc(1, sizeof(*mc));
 	if (!mc) {
 		errno = ENOMEM;
@@ -167,6 +169,8 @@ int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
 {
 	socklen_t len = addr ? cm_addr_len(addr) : 0;
 
+	if (cm_inherited(id->channel))
+		return -1;
 	if (!len) {
 		errno = EINVAL;
 		return -1;
@@ -185,6 +189,8 @@ int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 	struct cm_list *l;
 	socklen_t len = addr ? cm_addr_len(addr) : 0;
 
+	if (cm_inherited(id->channel))
+		return -1;
 	if (!len) {
 		errno = EINVAL;
 		return -1;

@@ -42,6 +42,8 @@ int rdma_resolve_addrinfo(struct rdma_cm_id *id, const char *node,
 		errno = EINVAL;
 		return -1;
 	}
+	if (cm_inherited(id->channel))
+		return -1;
 	p = cm_id(id);
 	pthread_mutex_lock(&cm.lock);
 	if (p->resolving_ai) {
@@ -113,6 +115,8 @@ int rdma_write_cm_event(struct rdma_cm_id *id, enum rdma_cm_event_type event,
 		errno = EINVAL;
 		return -1;
 	}
+	if (cm_inherited(id->channel))
+		return -1;
 	pthread_mutex_lock(&cm.lock);
 	dead = cm_chan(id->channel)->dead;
 	if (!dead)
