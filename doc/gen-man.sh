@@ -1,21 +1,24 @@
 #!/bin/sh
-# gen-man.sh TEMPLATE OPTIONS_TAB RULES_TAB VERSION LIBDIR PKGLIBDIR: print
+# gen-man.sh TEMPLATE OPTIONS_TAB RULES_TAB VERSION LIBDIR PKGLIBDIR
+# PKGLIBEXECDIR: print
 # the manual page TEMPLATE with its generated parts filled in from the
 # tables tools/deftab.sh extracts from src/options.def and src/rules.def.
 # In TEMPLATE, a line holding only
 #   @LAUNCHER_OPTIONS@  becomes the launcher's long options (rdmacheck(1)),
 #   @OPTIONS@           the RDMACHECK_OPTIONS keys (rdmacheck(7)),
 #   @RULES@             the rules, one subsection per severity;
-# @PACKAGE_VERSION@, @libdir@ and @pkglibdir@ are replaced anywhere.
+# @PACKAGE_VERSION@, @libdir@, @pkglibdir@ and @pkglibexecdir@ are replaced
+# anywhere.
 set -eu
-if [ $# -ne 6 ]; then
-	echo "usage: gen-man.sh TEMPLATE OPTIONS_TAB RULES_TAB VERSION LIBDIR PKGLIBDIR" >&2
+if [ $# -ne 7 ]; then
+	echo "usage: gen-man.sh TEMPLATE OPTIONS_TAB RULES_TAB VERSION LIBDIR PKGLIBDIR PKGLIBEXECDIR" >&2
 	exit 2
 fi
 RC_VERSION=$4
 RC_LIBDIR=$5
 RC_PKGLIBDIR=$6
-export RC_VERSION RC_LIBDIR RC_PKGLIBDIR
+RC_PKGLIBEXECDIR=$7
+export RC_VERSION RC_LIBDIR RC_PKGLIBDIR RC_PKGLIBEXECDIR
 
 awk -F '\t' '
 function subst(s, key, val,    i, out) {
@@ -144,5 +147,6 @@ $0 == "@RULES@" { rules(); next }
 {
 	s = subst($0, "@PACKAGE_VERSION@", ENVIRON["RC_VERSION"])
 	s = subst(s, "@libdir@", ENVIRON["RC_LIBDIR"])
+	s = subst(s, "@pkglibexecdir@", ENVIRON["RC_PKGLIBEXECDIR"])
 	print subst(s, "@pkglibdir@", ENVIRON["RC_PKGLIBDIR"])
 }' "$2" "$3" "$1"

@@ -33,7 +33,8 @@ sh "$top_srcdir/tools/gen-launcher.sh" "$top_srcdir/tools/rdmacheck.in" \
 for n in 1 7; do
 	sh "$top_srcdir/doc/gen-man.sh" "$top_srcdir/doc/rdmacheck.$n.in" \
 		options.tab rules.tab 0 /nonexistent/lib \
-		/nonexistent/lib/rdmacheck >rdmacheck.$n
+		/nonexistent/lib/rdmacheck /nonexistent/libexec/rdmacheck \
+		>rdmacheck.$n
 done
 
 # shellcheck disable=SC2016
