@@ -70,6 +70,19 @@ case $out in
 *) fail "RDMACHECK_OPTIONS set without options: $out" ;;
 esac
 
+# A report path without %p for a wrapper command draws a warning.
+run "$launcher" --json="$t_dir/w.json" -- timeout 5 true
+case $err in
+*"warning: json has no %p and timeout runs programs"*)
+	pass "json without %p under timeout(1): warned" ;;
+*) fail "no warning for json without %p under timeout: $err" ;;
+esac
+run "$launcher" --json="$t_dir/w.%p.json" -- timeout 5 true
+case $err in
+*warning*) fail "a warning although json has %p: $err" ;;
+*) pass "json with %p under timeout(1): no warning" ;;
+esac
+
 # A program that never uses librdmacm is left alone: no report.
 run env -u RDMACHECK_OPTIONS "$launcher" --json="$t_dir/quiet.%p.json" true
 expect_rc 0 "a program without librdmacm keeps its status"
