@@ -67,6 +67,24 @@ void rc_out_hex(struct rc_out *o, uintptr_t v);	/* "0x..." */
 bool rc_out_write(struct rc_out *o, int fd);
 void rc_out_free(struct rc_out *o);	/* grow mode only */
 
+/* report_file.c: where a report file goes (see there). */
+enum rc_file_kind {
+	RC_FILE_NONE,		/* cannot be written (errno says why) */
+	RC_FILE_DIRECT,		/* a FIFO, device or socket: written as is */
+	RC_FILE_RENAME,		/* a regular or new file: temp + rename */
+};
+struct rc_report_file {
+	enum rc_file_kind kind;
+	char final[PATH_MAX];	/* the file written, links followed */
+	char tmp[PATH_MAX];	/* RC_FILE_RENAME: the temporary */
+};
+/* An fd to write the report to (-1 with errno), async-signal-safe. */
+int rc_report_file_open(const char *path, struct rc_report_file *f);
+/* Finish it (rename into place); 0, or -1 with errno.  ok: all written. */
+int rc_report_file_close(int fd, const struct rc_report_file *f, bool ok);
+/* Remove temporaries that killed processes left beside final. */
+void rc_report_file_clean(const char *final);
+
 /* Append the text block of f ("==pid== ERROR: ..." through the blank
  * line), symbolizing its stacks. */
 void rc_text_finding(struct rc_out *o, const struct rc_finding *f, int pid);

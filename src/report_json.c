@@ -532,37 +532,31 @@ static void json_doc(struct rc_out *o, const char *status,
 	rc_out_puts(o, "}\n}\n");
 }
 
-/* "<path>.tmp.<pid>" from the json option; false when too long.  No
- * stdio: also used in crash mode. */
-static bool json_paths(char *path, char *tmp, size_t len)
+/* The json option's path, expanded; false when it is too long or empty.
+ * No stdio: also used in crash mode. */
+static bool json_path(char *path, size_t len)
 {
-	char pid[16];
-	size_t pl, nl;
-
 	rc_options_expand_path(rc_opt.json, path, len);
-	rc_options_expand_path("%p", pid, sizeof(pid));
-	pl = strlen(path);
-	nl = strlen(pid);
-	if (!pl || pl + 5 + nl + 1 > len)
-		return false;
-	memcpy(tmp, path, pl);
-	memcpy(tmp + pl, ".tmp.", 5);
-	memcpy(tmp + pl + 5, pid, nl + 1);
-	return true;
+	return path[0] && strlen(path) < len - 1;
 }
 
 static void json_fail(const char *what, bool crash)
 {
 	static const char msg[] = "rdmacheck: cannot write the JSON report\n";
+	static bool told;
 
+	/* One message, not one per snapshot. */
+	if (__atomic_exchange_n(&told, true, __ATOMIC_RELAXED))
+		return;
 	if (!crash)
-		rc_warn("cannot write JSON report '%s': %m", what);
+		rc_warn("cannot write the JSON report to '%s': %m; no JSON "
+			"report", what);
 	else if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
 		return;
 }
 
-/* Write the document to tmp, then rename it to path. */
-static void json_write_file(const char *path, const char *tmp,
+/* Write the document where path leads (report_file.c). */
+static void json_write_file(const char *path, struct rc_report_file *f,
 			    const char *status, const struct rc_finding *fs,
 			    unsigned n, const struct rc_summary *s,
 			    unsigned dropped, bool halted, bool crash,
@@ -572,25 +566,25 @@ static void json_write_file(const char *path, const char *tmp,
 	bool ok;
 	int fd;
 
-	fd = open(tmp, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+	fd = rc_report_file_open(path, f);
 	if (fd < 0) {
-		json_fail(tmp, crash);
+		json_fail(path, crash);
 		return;
 	}
+	if (!crash && f->kind == RC_FILE_RENAME)
+		rc_report_file_clean(f->final);
 	rc_out_init_fd(&o, buf, cap, fd);
 	json_doc(&o, status, fs, n, s, dropped, halted, crash);
 	ok = rc_out_write(&o, fd) && !o.failed;
-	ok = !close(fd) && ok;
-	if (!ok || rename(tmp, path)) {
-		json_fail(path, crash);
-		unlink(tmp);
-	}
+	if (rc_report_file_close(fd, f, ok))
+		json_fail(f->final, crash);
 }
 
 /* From a signal handler: static buffers (the lock makes them ours). */
 static void write_json_crash(const char *status)
 {
-	static char path[PATH_MAX], tmp[PATH_MAX], buf[16384];
+	static struct rc_report_file f;
+	static char path[PATH_MAX], buf[16384];
 
 	if (pthread_mutex_trylock(&rc_coll.json_lock))
 		return;
@@ -599,8 +593,8 @@ static void write_json_crash(const char *status)
 		return;
 	}
 	/* halt_on_error wrote the report before its abort(). */
-	if (!rc_coll.halted && json_paths(path, tmp, sizeof(path)))
-		json_write_file(path, tmp, status, rc_coll.findings,
+	if (!rc_coll.halted && json_path(path, sizeof(path)))
+		json_write_file(path, &f, status, rc_coll.findings,
 				rc_coll.nfindings, &rc_coll.sum,
 				rc_coll.dropped, false, true, buf,
 				sizeof(buf));
@@ -610,14 +604,15 @@ static void write_json_crash(const char *status)
 
 static void write_json(const char *status)
 {
-	char path[PATH_MAX], tmp[PATH_MAX], small[4096];
+	char path[PATH_MAX], small[4096];
+	struct rc_report_file f;
 	struct rc_finding *fs;
 	struct rc_summary s;
 	unsigned n, dropped;
 	char *buf;
 	bool halted;
 
-	if (!json_paths(path, tmp, sizeof(path))) {
+	if (!json_path(path, sizeof(path))) {
 		rc_warn("JSON report path too long");
 		return;
 	}
@@ -637,10 +632,10 @@ static void write_json(const char *status)
 
 	buf = malloc(65536);
 	if (buf)
-		json_write_file(path, tmp, status, fs, n, &s, dropped, halted,
+		json_write_file(path, &f, status, fs, n, &s, dropped, halted,
 				false, buf, 65536);
 	else
-		json_write_file(path, tmp, status, fs, n, &s, dropped, halted,
+		json_write_file(path, &f, status, fs, n, &s, dropped, halted,
 				false, small, sizeof(small));
 	pthread_mutex_unlock(&rc_coll.json_lock);
 	free(buf);
