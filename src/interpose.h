@@ -85,6 +85,10 @@ void rc_ensure_init(void);
 extern bool rc_used;
 void rc_first_use(void);
 
+/* An alternate signal stack for the calling thread, once (lifecycle.c):
+ * a stack overflow still leaves a crash report. */
+void rc_thread_alt_stack(void);
+
 /*
  * Recursion guard: set while our own bookkeeping runs; a wrapper entered
  * while it is set forwards untouched.

@@ -17,7 +17,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/mman.h>
 
 #include "options.h"
 #include "symbolize.h"
@@ -29,6 +31,7 @@ enum { INIT_NONE, INIT_RUNNING, INIT_DONE };
 static int init_state;
 static pid_t init_tid;
 static volatile sig_atomic_t crashed;
+static void die_of(int sig);
 bool rc_used;	/* this process made an intercepted call */
 
 static void reset_services(void);
@@ -52,18 +55,54 @@ static void atfork_child(void)
 }
 
 /*
- * A fatal signal: write what we know (taking no lock that may be held),
- * then let the default action happen.  Nothing here allocates on purpose;
- * see rc_report_write_json's crash_safe mode.
+ * A fatal signal: write what we know (taking no lock that may be held
+ * for good, allocating nothing: rc_report_write_json's crash_safe mode),
+ * then hand the signal on: to the handler that was there before ours (the
+ * program's, or a sanitizer's), or to the default action, so the process
+ * ends with the original signal.  When several threads crash at once, the
+ * first writes the report and the others wait for it (bounded) before
+ * they go on, so the process cannot die under a half-written report.
  */
-static void on_fatal(int sig)
+static struct sigaction fatal_old[RC_ARRAY_SIZE(fatal_signals)];
+static int crash_state;		/* 0, 1 writing, 2 written */
+
+static void crash_wait(void)
 {
-	if (!crashed) {
+	struct timespec ts = { 0, 1000000 };
+	/* By the clock: other signals cut the naps short. */
+	uint64_t end = rc_now_ms() + 15000;
+
+	while (__atomic_load_n(&crash_state, __ATOMIC_ACQUIRE) != 2 &&
+	       rc_now_ms() < end)
+		nanosleep(&ts, NULL);
+}
+
+static void on_fatal(int sig, siginfo_t *info, void *uc)
+{
+	const struct sigaction *old = NULL;
+	int saved = errno, expected = 0;
+	unsigned i;
+
+	for (i = 0; i < RC_ARRAY_SIZE(fatal_signals); i++)
+		if (fatal_signals[i] == sig)
+			old = &fatal_old[i];
+	if (__atomic_compare_exchange_n(&crash_state, &expected, 1, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		crashed = 1;
 		rc_report_write_json("crashed", true);
+		__atomic_store_n(&crash_state, 2, __ATOMIC_RELEASE);
+	} else if (expected == 1) {
+		crash_wait();
 	}
-	signal(sig, SIG_DFL);
-	raise(sig);
+	if (old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+		old->sa_sigaction(sig, info, uc);
+	} else if (old && old->sa_handler != SIG_DFL &&
+		   old->sa_handler != SIG_IGN) {
+		old->sa_handler(sig);
+	} else {
+		die_of(sig);
+	}
+	errno = saved;		/* the chained handler returned */
 }
 
 static void install_fatal_handlers(void)
@@ -72,15 +111,69 @@ static void install_fatal_handlers(void)
 	unsigned i;
 
 	memset(&sa, 0, sizeof(sa));
-	sa.sa_handler = on_fatal;
-	sa.sa_flags = SA_RESETHAND | SA_NODEFER | SA_ONSTACK;
+	sa.sa_sigaction = on_fatal;
+	sa.sa_flags = SA_SIGINFO | SA_NODEFER | SA_ONSTACK;
 	sigemptyset(&sa.sa_mask);
 	for (i = 0; i < RC_ARRAY_SIZE(fatal_signals); i++) {
-		/* Never take a signal away from the host program. */
-		if (sigaction(fatal_signals[i], NULL, &old) == 0 &&
-		    old.sa_handler == SIG_DFL)
-			sigaction(fatal_signals[i], &sa, NULL);
+		/* An ignored signal stays ignored; any other handler (the
+		 * program's, a sanitizer's) is called after the report. */
+		if (sigaction(fatal_signals[i], NULL, &old) ||
+		    (!(old.sa_flags & SA_SIGINFO) && old.sa_handler == SIG_IGN))
+			continue;
+		fatal_old[i] = old;
+		sigaction(fatal_signals[i], &sa, NULL);
 	}
+}
+
+/*
+ * An alternate signal stack for every thread that calls into librdmacm,
+ * so that a stack overflow still leaves a crash report.  A thread that
+ * has one of its own keeps it; ours goes with the thread.
+ */
+#define ALT_STACK_SIZE (64 * 1024)
+static pthread_key_t alt_key;
+static pthread_once_t alt_once = PTHREAD_ONCE_INIT;
+static RC_TLS bool alt_done;
+
+static void alt_free(void *p)
+{
+	stack_t ss = { .ss_flags = SS_DISABLE };
+
+	sigaltstack(&ss, NULL);
+	munmap(p, ALT_STACK_SIZE);
+}
+
+static void alt_key_make(void)
+{
+	if (pthread_key_create(&alt_key, alt_free))
+		alt_key = (pthread_key_t)-1;
+}
+
+void rc_thread_alt_stack(void)
+{
+	stack_t ss, old;
+	void *p;
+
+	if (RC_LIKELY(alt_done))
+		return;
+	alt_done = true;
+	if (sigaltstack(NULL, &old) || !(old.ss_flags & SS_DISABLE))
+		return;
+	pthread_once(&alt_once, alt_key_make);
+	p = mmap(NULL, ALT_STACK_SIZE, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS | MAP_STACK, -1, 0);
+	if (p == MAP_FAILED)
+		return;
+	ss.ss_sp = p;
+	ss.ss_size = ALT_STACK_SIZE;
+	ss.ss_flags = 0;
+	if (sigaltstack(&ss, NULL)) {
+		munmap(p, ALT_STACK_SIZE);
+		return;
+	}
+	/* The main thread never runs key destructors: its stack stays. */
+	if (alt_key != (pthread_key_t)-1)
+		pthread_setspecific(alt_key, p);
 }
 
 /* Leak findings, grouped by rule and creation stack. */
@@ -278,7 +371,7 @@ static void on_term(int sig)
 {
 	struct pollfd p = { .fd = done_pipe[0], .events = POLLIN };
 	char b = (char)sig;
-	int i;
+	uint64_t end;
 
 	if (__atomic_load_n(&svc_running, __ATOMIC_ACQUIRE)) {
 		if (!__atomic_exchange_n(&term_started, 1, __ATOMIC_ACQ_REL) &&
@@ -289,8 +382,8 @@ static void on_term(int sig)
 		 * bookkeeping and may hold a lock the report needs.  The
 		 * timeout bounds a report that cannot finish.
 		 */
-		for (i = 0; !rc_busy && i < 100; i++)
-			if (poll(&p, 1, 100) != 0)
+		for (end = rc_now_ms() + 10000; !rc_busy && rc_now_ms() < end;)
+			if (poll(&p, 1, 100) > 0)
 				break;
 	}
 	die_of(sig);

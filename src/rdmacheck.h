@@ -15,6 +15,10 @@
 /* An internal problem of rdmacheck itself: one line on stderr, no abort. */
 void rc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
+/* CLOCK_MONOTONIC in milliseconds; async-signal-safe. */
+#include <stdint.h>
+uint64_t rc_now_ms(void);
+
 /* The calling thread's kernel tid, cached per thread. */
 pid_t rc_gettid(void);
 void rc_gettid_atfork_child(void);

@@ -32,6 +32,8 @@ struct rc_collector {
 	/* One JSON writer at a time: they share the temporary file name.
 	 * Taken before lock, never while holding it. */
 	pthread_mutex_t json_lock;
+	pid_t json_owner;	/* the thread writing under json_lock */
+	bool crash_written;	/* the crash report is the last word */
 
 	/* Set by rc_report_init(), read-only afterwards. */
 	int log_fd;

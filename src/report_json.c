@@ -580,24 +580,51 @@ static void json_write_file(const char *path, struct rc_report_file *f,
 		json_fail(f->final, crash);
 }
 
+/*
+ * Take lock from a signal handler: a thread writing a report (or counting
+ * a finding) is waited for, a bounded time; when the crashing thread holds
+ * it itself, nothing can be done.
+ */
+static bool crash_lock(pthread_mutex_t *lock, bool mine)
+{
+	struct timespec ts = { 0, 1000000 };
+	/* By the clock: other signals cut the naps short. */
+	uint64_t end = rc_now_ms() + 10000;
+
+	while (!mine) {
+		if (!pthread_mutex_trylock(lock))
+			return true;
+		if (rc_now_ms() >= end)
+			break;
+		nanosleep(&ts, NULL);
+	}
+	return false;
+}
+
 /* From a signal handler: static buffers (the lock makes them ours). */
 static void write_json_crash(const char *status)
 {
 	static struct rc_report_file f;
 	static char path[PATH_MAX], buf[16384];
 
-	if (pthread_mutex_trylock(&rc_coll.json_lock))
+	pid_t self = rc_gettid();
+
+	if (!crash_lock(&rc_coll.json_lock,
+			__atomic_load_n(&rc_coll.json_owner, __ATOMIC_RELAXED) ==
+			self))
 		return;
-	if (pthread_mutex_trylock(&rc_coll.lock)) {
+	if (!crash_lock(&rc_coll.lock, false)) {
 		pthread_mutex_unlock(&rc_coll.json_lock);
 		return;
 	}
 	/* halt_on_error wrote the report before its abort(). */
-	if (!rc_coll.halted && json_path(path, sizeof(path)))
+	if (!rc_coll.halted && json_path(path, sizeof(path))) {
 		json_write_file(path, &f, status, rc_coll.findings,
 				rc_coll.nfindings, &rc_coll.sum,
 				rc_coll.dropped, false, true, buf,
 				sizeof(buf));
+		rc_coll.crash_written = true;
+	}
 	pthread_mutex_unlock(&rc_coll.lock);
 	pthread_mutex_unlock(&rc_coll.json_lock);
 }
@@ -617,6 +644,13 @@ static void write_json(const char *status)
 		return;
 	}
 	pthread_mutex_lock(&rc_coll.json_lock);
+	if (rc_coll.crash_written) {
+		/* A snapshot must not replace the crash report while the
+		 * crashing thread lets the signal end the process. */
+		pthread_mutex_unlock(&rc_coll.json_lock);
+		return;
+	}
+	__atomic_store_n(&rc_coll.json_owner, rc_gettid(), __ATOMIC_RELAXED);
 	/* Copy, so symbolizing and writing run without the lock. */
 	pthread_mutex_lock(&rc_coll.lock);
 	n = rc_coll.nfindings;
@@ -637,6 +671,7 @@ static void write_json(const char *status)
 	else
 		json_write_file(path, &f, status, fs, n, &s, dropped, halted,
 				false, small, sizeof(small));
+	__atomic_store_n(&rc_coll.json_owner, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&rc_coll.json_lock);
 	free(buf);
 	free(fs);

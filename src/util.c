@@ -4,6 +4,7 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 
@@ -25,6 +26,14 @@ void rc_warn(const char *fmt, ...)
 	/* One write(2): lines from threads do not interleave. */
 	if (write(STDERR_FILENO, buf, n) < 0)
 		return;
+}
+
+uint64_t rc_now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
 static RC_TLS pid_t cached_tid;

@@ -35,6 +35,8 @@ void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 	rc_ensure_init();
 	if (RC_UNLIKELY(!rc_used) && !rc_busy)
 		rc_first_use();
+	if (!c->skip)
+		rc_thread_alt_stack();
 	c->fn = fn;
 	c->skip = rc_busy != 0;
 	c->internal = rc_caller_internal(ret_addr);

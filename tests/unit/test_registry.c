@@ -25,6 +25,10 @@ void rc_first_use(void)
 {
 }
 
+void rc_thread_alt_stack(void)
+{
+}
+
 rc_stack_id rc_stack_capture(void)
 {
 	return 0;
