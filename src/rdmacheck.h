@@ -15,9 +15,19 @@
 /* An internal problem of rdmacheck itself: one line on stderr, no abort. */
 void rc_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 
-/* CLOCK_MONOTONIC in milliseconds; async-signal-safe. */
+#include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
+
+/* CLOCK_MONOTONIC in milliseconds; async-signal-safe. */
 uint64_t rc_now_ms(void);
+
+/*
+ * Copy len bytes the program passed us at src, which may be any pointer
+ * (NULL, freed, unmapped): false instead of a crash when they cannot be
+ * read.  For memory a wrapper reads before the library would.
+ */
+bool rc_peek(void *dst, const void *src, size_t len);
 
 /* The calling thread's kernel tid, cached per thread. */
 pid_t rc_gettid(void);

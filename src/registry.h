@@ -83,6 +83,8 @@ struct rc_obj {
 		} mc;
 		struct {
 			struct rc_ref id;	/* owning cm id */
+			uint32_t qpn;		/* QP: its number, to tell a
+						 * new QP at the same address */
 		} qp;
 	} u;
 };

@@ -236,6 +236,7 @@ static bool check_id(struct rc_call *c, enum rc_fn fn, const void *id,
 		     const void *arg)
 {
 	const struct rdma_conn_param *param = arg;
+	const void *pdata;
 	struct rc_obj o;
 
 	if (!rc_require(c, RC_K_ID, id, RC_USE, &o))
@@ -249,8 +250,9 @@ static bool check_id(struct rc_call *c, enum rc_fn fn, const void *id,
 		rc_check_use_after_ack(c, arg, "private data");
 	} else if (arg) {
 		rc_check_use_after_ack(c, param, "conn_param");
-		rc_check_use_after_ack(c, param->private_data,
-				       "conn_param->private_data");
+		if (rc_peek(&pdata, &param->private_data, sizeof(pdata)))
+			rc_check_use_after_ack(c, pdata,
+					       "conn_param->private_data");
 	}
 	/* A rejected request's id must still be destroyed: remember it. */
 	if (o.handle && (fn == RC_FN_rdma_reject ||

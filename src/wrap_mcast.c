@@ -18,10 +18,17 @@
 #include "options.h"
 #include "wrap.h"
 
-/* How many bytes of the address librdmacm compares to find a group. */
+/*
+ * How many bytes of the address librdmacm compares to find a group; 0
+ * when the address cannot be read.
+ */
 static unsigned addr_len(const struct sockaddr *a)
 {
-	switch (a->sa_family) {
+	sa_family_t family;
+
+	if (!rc_peek(&family, &a->sa_family, sizeof(family)))
+		return 0;
+	switch (family) {
 	case AF_INET:
 		return sizeof(struct sockaddr_in);
 	case AF_INET6:
@@ -58,14 +65,20 @@ static void find_fn(const struct rc_obj *o, void *arg)
 static bool find_join(uintptr_t id, const struct sockaddr *addr,
 		      const void *context, struct rc_obj *out)
 {
+	unsigned char copy[sizeof(((struct rc_mc_key *)0)->addr)];
 	struct find_ctx x;
 
 	memset(&x, 0, sizeof(x));
 	x.id = id;
-	x.addr = addr;
-	x.len = addr ? addr_len(addr) : 0;
 	x.context = context;
 	x.by_context = addr == NULL;
+	if (addr) {
+		/* Compared with our copies: read the program's once, safely. */
+		x.len = addr_len(addr);
+		if (x.len > sizeof(copy) || !rc_peek(copy, addr, x.len))
+			x.len = 0;
+		x.addr = copy;
+	}
 	rc_reg_foreach(find_fn, &x);
 	*out = x.found;
 	return x.found.handle != 0;
@@ -95,7 +108,8 @@ static void track_join(struct rc_call *c, const struct rc_obj *id,
 	k->len = addr_len(addr);
 	if (k->len > sizeof(k->addr))
 		k->len = sizeof(k->addr);
-	memcpy(k->addr, addr, k->len);
+	if (!k->len || !rc_peek(k->addr, addr, k->len))
+		goto out;	/* the library will refuse it */
 	rc_obj_init(c, RC_K_MCAST, k, id->flags & RC_F_LIB, mc);
 	mc->u.mc.id = rc_ref_of(id);
 	mc->u.mc.key = k;
@@ -147,6 +161,7 @@ int rdma_join_multicast_ex(struct rdma_cm_id *id,
 			   struct rdma_cm_join_mc_attr_ex *mc_join_attr,
 			   void *context)
 {
+	struct rdma_cm_join_mc_attr_ex attr;
 	struct rc_obj o, mc = { .handle = 0 };
 	RC_CALL(c);
 	int ret;
@@ -160,8 +175,10 @@ int rdma_join_multicast_ex(struct rdma_cm_id *id,
 	if (!c.skip && !c.internal) {
 		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
 			return -1;
-		if (o.handle && mc_join_attr)
-			track_join(&c, &o, mc_join_attr->addr, context, &mc);
+		/* Only what comp_mask declares valid is read. */
+		if (o.handle && rc_peek(&attr, mc_join_attr, sizeof(attr)) &&
+		    (attr.comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS))
+			track_join(&c, &o, attr.addr, context, &mc);
 	}
 	ret = RC_FWD(&c, RC_REAL(rdma_join_multicast_ex)(id, mc_join_attr,
 							 context));

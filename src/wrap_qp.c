@@ -15,6 +15,15 @@
 #include "options.h"
 #include "wrap.h"
 
+/* rdma_create_qp_ex's attributes name a PD (read safely: any pointer). */
+static bool has_pd(const struct ibv_qp_init_attr_ex *attr)
+{
+	struct ibv_qp_init_attr_ex a;
+
+	return rc_peek(&a, attr, sizeof(a)) &&
+	       (a.comp_mask & IBV_QP_INIT_ATTR_PD) && a.pd;
+}
+
 /* Before forwarding a user's create: the id must be able to take a QP. */
 static bool check_create(struct rc_call *c, struct rdma_cm_id *id,
 			 const struct rc_obj *o, bool have_pd)
@@ -64,6 +73,8 @@ void rc_track_owned(struct rc_call *c, struct rdma_cm_id *id,
 	    (!q.destroyed || (q.flags & RC_F_VERBS_GONE)))
 		return;
 	rc_obj_init(c, kind, h, 0, &q);
+	if (kind == RC_K_QP)
+		q.u.qp.qpn = ((struct ibv_qp *)h)->qp_num;
 	if (rc_reg_get((uintptr_t)id, &o) && o.kind == RC_K_ID &&
 	    !o.destroyed) {
 		q.u.qp.id = rc_ref_of(&o);
@@ -132,9 +143,7 @@ int rdma_create_qp_ex(struct rdma_cm_id *id,
 	if (!c.skip && !c.internal) {
 		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
 			return -1;
-		if (o.handle && !check_create(&c, id, &o, qp_init_attr &&
-				(qp_init_attr->comp_mask &
-				 IBV_QP_INIT_ATTR_PD) && qp_init_attr->pd))
+		if (o.handle && !check_create(&c, id, &o, has_pd(qp_init_attr)))
 			return -1;
 	}
 	ret = RC_FWD(&c, RC_REAL(rdma_create_qp_ex)(id, qp_init_attr));
@@ -198,8 +207,22 @@ static void verbs_gone_fn(struct rc_obj *q, void *arg)
 	q->flags |= RC_F_VERBS_GONE;
 }
 
+/*
+ * A QP we saw destroyed, passed again: the same QP if its memory still
+ * holds its number (a new QP at that address, made where we cannot see,
+ * has another).
+ */
+static bool same_dead_qp(const struct ibv_qp *qp, const struct rc_obj *q)
+{
+	uint32_t qpn;
+
+	return q->destroyed && rc_peek(&qpn, &qp->qp_num, sizeof(qpn)) &&
+	       qpn == q->u.qp.qpn;
+}
+
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
+	struct rc_finding f;
 	RC_CALL(c);
 	struct rc_obj q;
 
@@ -207,10 +230,22 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 		return ENOSYS;
 	rc_call_begin(&c, RC_FN_ibv_destroy_qp,
 		      (uintptr_t)__builtin_return_address(0));
-	if (!c.skip && !c.internal && rc_reg_get((uintptr_t)qp, &q) &&
-	    q.kind == RC_K_QP && !q.destroyed) {
+	if (c.skip || c.internal || !rc_reg_get((uintptr_t)qp, &q) ||
+	    q.kind != RC_K_QP)
+		return RC_FWD(&c, RC_REAL(ibv_destroy_qp)(qp));
+	if (!q.destroyed) {
 		rc_reg_update(q.handle, q.gen, verbs_gone_fn, NULL);
 		rc_untrack(&c, &q);
+	} else if (same_dead_qp(qp, &q)) {
+		rc_finding_init(&f, RC_R_DOUBLE_DESTROY, &c,
+				"ibv_destroy_qp(%p): QP %u was destroyed "
+				"already%s", (void *)qp, q.u.qp.qpn,
+				rc_opt.protect ? "; not forwarded (returns "
+				"EINVAL)" : "");
+		rc_finding_add(&f, &q, NULL);
+		rc_report(&f);
+		if (rc_opt.protect)
+			return EINVAL;
 	}
 	return RC_FWD(&c, RC_REAL(ibv_destroy_qp)(qp));
 }

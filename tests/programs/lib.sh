@@ -205,6 +205,10 @@ lo_want_rc()
 #   LO_EXPECT_SERVER, LO_EXPECT_CLIENT  errors and leaks the shim must
 #                       report: known bugs of the programs themselves
 #                       (see lo_check_reports); warnings are always allowed
+#   LO_RETRY_ON         a regex of a failure of the program itself (not
+#                       of the backend or the shim) after which a run is
+#                       repeated, three times at most; say why where it is
+#                       set
 #   LO_BACKEND          the loopback build to run on (a directory holding
 #                       librdmacm.so.1 and libibverbs.so.1)
 lo_run_pair()
@@ -295,11 +299,22 @@ lo_run_pair()
 
 	if [ "$_status" = 0 ]; then
 		lo_log "ok [$_mode] $_label"
+	elif [ -n "${LO_RETRY_ON:-}" ] && [ "${lo_tries:-0}" -lt 3 ] &&
+	     cat "$_d/server.out" "$_d/server.err" "$_d/client.out" \
+		 "$_d/client.err" | grep -Eq -- "$LO_RETRY_ON"; then
+		# A known failure of the program itself, not of ours: run
+		# again (at most three times).
+		lo_tries=$((${lo_tries:-0} + 1))
+		lo_log "again [$_mode] $_label: the program's own failure" \
+		       "/$LO_RETRY_ON/"
+		lo_run_pair "$_mode" "$_label"
+		return
 	else
 		lo_show "$_d/server.out" "$_d/server.err" "$_d/client.out" \
 			"$_d/client.err"
 		lo_fail=1
 	fi
+	lo_tries=0
 }
 
 # lo_backends: the loopback builds every pair runs on, "NAME=DIR" words:

@@ -30,6 +30,13 @@ LO_EXPECT_SERVER='leak-id -
 leak-channel -'
 LO_EXPECT_CLIENT=$LO_EXPECT_SERVER
 
+# perftest measures the CPU clock before it reports, and gives up when the
+# samples are too noisy ("Correlation coefficient r^2: ... < 0.9", "Can't
+# produce a report"; get_cpu_mhz in get_clock.c): on a loaded 2-core CI
+# machine that happens about once in a hundred runs.  Such a run says
+# nothing about the backend or the shim.
+LO_RETRY_ON='Correlation coefficient r\^2'
+
 bw='[0-9]+\.[0-9]+'
 LO_SERVER="ib_send_bw -R -s 1048576 -n 200"
 LO_CLIENT="ib_send_bw -R -s 1048576 -n 200 $LO_ADDR"

@@ -219,6 +219,26 @@ static NOINLINE void use_after_fork(bool bad)
 	rdma_destroy_id(id);
 }
 
+static NOINLINE void double_destroy_qp(bool bad)
+{
+	struct rdma_cm_id *id = resolved_id();
+	struct ibv_qp_init_attr attr;
+	struct ibv_qp *qp;
+
+	qp_attr(&attr);
+	if (rdma_create_qp(id, NULL, &attr))
+		scn_die("rdma_create_qp");
+	qp = id->qp;
+	if (bad) {
+		/* Twice: the second would free freed memory. */
+		if (ibv_destroy_qp(qp) || ibv_destroy_qp(qp) != EINVAL)
+			exit(98);
+	} else {
+		rdma_destroy_qp(id);
+	}
+	rdma_destroy_id(id);
+}
+
 static NOINLINE void resolve_route_unbound(bool bad)
 {
 	struct rdma_cm_id *id = scn_id(ch);
@@ -417,6 +437,7 @@ static const struct {
 	{ "use-after-fork", use_after_fork },
 	{ "use-after-fork-get-event", get_event_after_fork },
 	{ "resolve-route-unbound", resolve_route_unbound },
+	{ "double-destroy-qp", double_destroy_qp },
 	{ "connect-unbound", connect_unbound },
 	{ "accept-without-qp", accept_without_qp },
 	{ "id-destroy-with-srq", id_destroy_with_srq },
