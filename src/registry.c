@@ -2,8 +2,14 @@
  * registry.c - the handle -> record tables.  64 shards, each an
  * open-addressing table (linear probing, Fibonacci hashing, backward-shift
  * deletion, load <= 1/2) under its own mutex, so threads working on
- * different objects rarely meet.  Destroyed records stay in place, marked,
- * until the quarantine ring pushes them out.
+ * different objects rarely meet.  A destroyed record stays, marked, under
+ * its address; when a new object takes the address, the old record is
+ * buried under (address, kind) instead, so a stale pointer of one kind is
+ * still known when the allocator handed its memory to another kind.  Only
+ * the newest destroyed record per address and kind is kept, and when more
+ * than a bound of them have piled up the oldest are swept out.  So a
+ * double ack or a use after destroy is told from an unknown pointer
+ * however much other threads churn meanwhile, and memory stays bounded.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -15,7 +21,8 @@
 #define SHARD_BITS 6
 #define NSHARDS (1u << SHARD_BITS)
 #define MIN_CAP 64u
-#define QUARANTINE 16384u
+/* Destroyed records kept at most (about 230 bytes each): sized by memory. */
+#define QUARANTINE_MAX (1u << 17)
 
 struct shard {
 	pthread_mutex_t lock;
@@ -29,11 +36,24 @@ static uint32_t next_gen;
 static unsigned long live;
 static bool degraded;
 
-static struct {
-	pthread_mutex_t lock;
-	struct rc_ref ring[QUARANTINE];
-	unsigned head, count;
-} quar = { .lock = PTHREAD_MUTEX_INITIALIZER };
+static unsigned long quar_valid;	/* destroyed records in the tables */
+static unsigned quar_max = QUARANTINE_MAX;
+static int sweeping;
+
+/*
+ * A buried record's key: the address with its kind above the 57 bits of
+ * user addresses.  Such keys never meet a handle a program passes.
+ */
+#define GRAVE_SHIFT 57
+static inline uintptr_t grave_key(uintptr_t h, unsigned kind)
+{
+	return h | ((uintptr_t)(kind + 1) << GRAVE_SHIFT);
+}
+
+static inline bool is_grave(uintptr_t key)
+{
+	return key >> GRAVE_SHIFT != 0;
+}
 
 static inline uint64_t mix(uintptr_t h)
 {
@@ -61,7 +81,12 @@ void rc_reg_init(void)
 void rc_reg_atfork_child(void)
 {
 	rc_reg_init();
-	pthread_mutex_init(&quar.lock, NULL);
+	sweeping = 0;
+}
+
+void rc_reg_set_quarantine(unsigned max)
+{
+	quar_max = max ? max : QUARANTINE_MAX;
 }
 
 bool rc_reg_degraded(void)
@@ -106,12 +131,37 @@ static bool grow(struct shard *s)
 	return true;
 }
 
+/* Keep old (destroyed) under (address, kind), over an older burial. */
+static void bury(const struct rc_obj *old)
+{
+	uintptr_t key = grave_key(old->handle, old->kind);
+	uint64_t m = mix(key);
+	struct shard *s = shard_of(m);
+	struct rc_obj *slot;
+
+	pthread_mutex_lock(&s->lock);
+	if ((s->count + 1) * 2 > s->cap && !grow(s)) {
+		pthread_mutex_unlock(&s->lock);
+		__atomic_sub_fetch(&quar_valid, 1, __ATOMIC_RELAXED);
+		return;		/* forgotten: only the memory ran out */
+	}
+	slot = &s->slots[probe(s, key, m)];
+	if (slot->handle)
+		__atomic_sub_fetch(&quar_valid, 1, __ATOMIC_RELAXED);
+	else
+		s->count++;
+	*slot = *old;
+	slot->handle = key;
+	pthread_mutex_unlock(&s->lock);
+}
+
 uint32_t rc_reg_insert(struct rc_obj *o)
 {
 	uint64_t m = mix(o->handle);
 	struct shard *s = shard_of(m);
-	struct rc_obj *slot;
+	struct rc_obj *slot, old;
 	unsigned i;
+	bool buried = false;
 
 	o->gen = __atomic_add_fetch(&next_gen, 1, __ATOMIC_RELAXED);
 	if (RC_UNLIKELY(!o->gen))
@@ -128,10 +178,15 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 		s->count++;
 		__atomic_add_fetch(&live, 1, __ATOMIC_RELAXED);
 	} else if (slot->destroyed) {
+		/* A new life at the address: the old one is buried. */
 		__atomic_add_fetch(&live, 1, __ATOMIC_RELAXED);
+		old = *slot;
+		buried = true;
 	}
 	*slot = *o;
 	pthread_mutex_unlock(&s->lock);
+	if (buried)
+		bury(&old);
 	return o->gen;
 }
 
@@ -154,6 +209,16 @@ bool rc_reg_get(uintptr_t h, struct rc_obj *out)
 	}
 	pthread_mutex_unlock(&s->lock);
 	return found;
+}
+
+bool rc_reg_get_kind(uintptr_t h, unsigned kind, struct rc_obj *out)
+{
+	if (rc_reg_get(h, out) && out->kind == kind)
+		return true;
+	if (is_grave(h) || !rc_reg_get(grave_key(h, kind), out))
+		return false;
+	out->handle = h;
+	return true;
 }
 
 bool rc_reg_update(uintptr_t h, uint32_t gen,
@@ -243,22 +308,6 @@ static void remove_at(struct shard *s, unsigned i)
 	s->count--;
 }
 
-static void forget(struct rc_ref ref)
-{
-	uint64_t m = mix(ref.h);
-	struct shard *s = shard_of(m);
-	unsigned i;
-
-	pthread_mutex_lock(&s->lock);
-	if (s->cap) {
-		i = probe(s, ref.h, m);
-		if (s->slots[i].handle && s->slots[i].gen == ref.gen &&
-		    s->slots[i].destroyed)
-			remove_at(s, i);
-	}
-	pthread_mutex_unlock(&s->lock);
-}
-
 struct destroy_arg {
 	pid_t tid;
 	rc_stack_id st;
@@ -277,23 +326,48 @@ static void destroy_fn(struct rc_obj *o, void *arg)
 	a->done = true;
 }
 
-/* A record just marked destroyed enters the quarantine. */
-static void quarantine(uintptr_t h, uint32_t gen)
+/*
+ * Too many destroyed records whose addresses were not handed out again:
+ * forget those registered before the last quar_max / 2 registrations.
+ * A full pass over the tables, but only after quar_max / 2 such records
+ * have piled up since the last one: constant time per destroy.
+ */
+static void sweep(void)
 {
-	struct rc_ref old = { 0, 0 };
+	uint32_t cutoff;
+	unsigned i, j;
 
-	__atomic_sub_fetch(&live, 1, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&quar.lock);
-	if (quar.count == QUARANTINE) {
-		old = quar.ring[quar.head];
-		quar.count--;
+	if (__atomic_exchange_n(&sweeping, 1, __ATOMIC_ACQUIRE))
+		return;
+	cutoff = __atomic_load_n(&next_gen, __ATOMIC_RELAXED) - quar_max / 2;
+	for (i = 0; i < NSHARDS; i++) {
+		struct shard *sh = &shards[i];
+
+		pthread_mutex_lock(&sh->lock);
+		for (j = 0; j < sh->cap;) {
+			struct rc_obj *o = &sh->slots[j];
+
+			/* Generations wrap: compare by difference. */
+			if (o->handle && o->destroyed &&
+			    (int32_t)(o->gen - cutoff) < 0) {
+				remove_at(sh, j);	/* j holds the next one */
+				__atomic_sub_fetch(&quar_valid, 1,
+						   __ATOMIC_RELAXED);
+			} else {
+				j++;
+			}
+		}
+		pthread_mutex_unlock(&sh->lock);
 	}
-	quar.ring[quar.head] = (struct rc_ref){ h, gen };
-	quar.head = (quar.head + 1) % QUARANTINE;
-	quar.count++;
-	pthread_mutex_unlock(&quar.lock);
-	if (old.h)
-		forget(old);
+	__atomic_store_n(&sweeping, 0, __ATOMIC_RELEASE);
+}
+
+/* A record just marked destroyed joins the quarantine. */
+static void quarantine(void)
+{
+	__atomic_sub_fetch(&live, 1, __ATOMIC_RELAXED);
+	if (__atomic_add_fetch(&quar_valid, 1, __ATOMIC_RELAXED) > quar_max)
+		sweep();
 }
 
 bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st)
@@ -303,7 +377,7 @@ bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st)
 	rc_reg_update(h, gen, destroy_fn, &a);
 	if (!a.done)
 		return false;
-	quarantine(h, gen);
+	quarantine();
 	return true;
 }
 
@@ -339,7 +413,13 @@ enum rc_take rc_reg_take(uintptr_t h, unsigned kind, unsigned keep_flags,
 	}
 	pthread_mutex_unlock(&s->lock);
 	if (r == RC_TAKE_TAKEN)
-		quarantine(h, out->gen);
+		quarantine();
+	/* The memory is another kind's now: was it one of ours before? */
+	if (r == RC_TAKE_NONE && !is_grave(h) &&
+	    rc_reg_get(grave_key(h, kind), out)) {
+		out->handle = h;
+		r = RC_TAKE_DESTROYED;
+	}
 	return r;
 }
 
@@ -363,7 +443,7 @@ void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg)
 			cap = s->count;
 		}
 		for (j = 0, n = 0; j < s->cap; j++)
-			if (s->slots[j].handle)
+			if (s->slots[j].handle && !is_grave(s->slots[j].handle))
 				copy[n++] = s->slots[j];
 		pthread_mutex_unlock(&s->lock);
 		for (j = 0; j < n; j++)

@@ -1,8 +1,8 @@
 /*
  * registry.h - every tracked object, by handle: a sharded open-addressing
- * table of records, plus the bounded quarantine that keeps destroyed
- * records (and their destroy stacks) for use-after-destroy and
- * double-destroy reports.  Records are copied in and out; all changes to a
+ * table of records, which keeps destroyed records (and their destroy
+ * stacks) for use-after-destroy and double-destroy reports until their
+ * address is reused or a memory bound sweeps the oldest out.  Records are copied in and out; all changes to a
  * live record happen under its shard lock through rc_reg_update().  No lock
  * is ever held when a function here returns.
  */
@@ -102,6 +102,13 @@ uint32_t rc_reg_insert(struct rc_obj *o);
 bool rc_reg_get(uintptr_t h, struct rc_obj *out);
 
 /*
+ * The record of this kind at h: the one there now, or, when the address
+ * now holds another kind's (or nothing), the last destroyed one of this
+ * kind that was there.  False when h never held one we still know.
+ */
+bool rc_reg_get_kind(uintptr_t h, unsigned kind, struct rc_obj *out);
+
+/*
  * Run fn on the record at h under its shard lock, if it exists and (when
  * gen is non-zero) still has that generation.  fn must not call anything
  * that takes a lock.  Returns false when there was no such record.
@@ -127,8 +134,10 @@ void rc_reg_add(struct rc_ref ref, unsigned offset, int delta);
 
 /*
  * Mark the record destroyed (with the destroying thread and stack) if it
- * still has generation gen, and queue it in the quarantine; the oldest
- * quarantined records are forgotten when it is full.
+ * still has generation gen.  It stays until a new object at the address
+ * replaces it, or until more than the quarantine bound of destroyed
+ * records have piled up: then those registered before the last half of
+ * the bound are forgotten.
  */
 bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st);
 
@@ -161,5 +170,8 @@ bool rc_reg_degraded(void);
 unsigned long rc_reg_live(void);
 
 void rc_reg_atfork_child(void);
+
+/* The bound on destroyed records kept (0: the default); for tests. */
+void rc_reg_set_quarantine(unsigned max);
 
 #endif

@@ -133,6 +133,10 @@ bool rc_require(struct rc_call *c, enum rc_kind kind, const void *h,
 	bool known;
 
 	known = rc_reg_get((uintptr_t)h, o);
+	/* The memory may be another kind's now: a stale pointer of ours? */
+	if (!(known && o->kind == kind) && !rc_reg_degraded() &&
+	    rc_reg_get_kind((uintptr_t)h, kind, o))
+		known = true;
 	if (known && o->kind == kind && !o->destroyed) {
 		if (RC_UNLIKELY(o->pid != rc_pid()))
 			rc_report_fork(c, o);

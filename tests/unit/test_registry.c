@@ -114,6 +114,7 @@ START_TEST(quarantine_evicts_oldest)
 	struct rc_obj o, got;
 	unsigned i;
 
+	rc_reg_set_quarantine(4000);
 	for (i = 0; i < n; i++) {
 		o = mk(handle(3, i), RC_K_CHANNEL);
 		rc_reg_insert(&o);
@@ -122,10 +123,60 @@ START_TEST(quarantine_evicts_oldest)
 	/* The first destroyed are forgotten, the last still quarantined. */
 	ck_assert(!rc_reg_get(handle(3, 0), &got));
 	ck_assert(!rc_reg_get(handle(3, 1000), &got));
-	for (i = n - 10000; i < n; i++) {
+	for (i = n - 2000; i < n; i++) {
 		ck_assert(rc_reg_get(handle(3, i), &got));
 		ck_assert(got.destroyed);
 	}
+	rc_reg_set_quarantine(0);
+}
+END_TEST
+
+/*
+ * Churn at reused addresses replaces destroyed records instead of piling
+ * them up: a record destroyed once stays however much churn follows (a
+ * FIFO of destroys forgot it after its length).
+ */
+START_TEST(reused_addresses_keep_the_quarantine)
+{
+	struct rc_obj o, got;
+	unsigned i;
+
+	rc_reg_set_quarantine(100);
+	o = mk(handle(6, 999), RC_K_EVENT);
+	rc_reg_insert(&o);
+	ck_assert(rc_reg_destroy(o.handle, o.gen, 1, 1));
+	for (i = 0; i < 100000; i++) {
+		o = mk(handle(6, i % 10), RC_K_EVENT);
+		rc_reg_insert(&o);
+		ck_assert(rc_reg_destroy(o.handle, o.gen, 1, 1));
+	}
+	ck_assert(rc_reg_get(handle(6, 999), &got));
+	ck_assert(got.destroyed);
+	rc_reg_set_quarantine(0);
+}
+END_TEST
+
+/* The allocator gave a destroyed event's memory to an id: the event's
+ * record is still found for its kind, the id's for its own. */
+START_TEST(another_kind_at_the_address)
+{
+	struct rc_obj ev = mk(handle(7, 1), RC_K_EVENT), id, got;
+	uint32_t gen = rc_reg_insert(&ev);
+
+	ck_assert(rc_reg_destroy(ev.handle, gen, 1, 1));
+	id = mk(handle(7, 1), RC_K_ID);
+	rc_reg_insert(&id);
+	ck_assert(rc_reg_get(handle(7, 1), &got));
+	ck_assert_int_eq(got.kind, RC_K_ID);
+	ck_assert(!got.destroyed);
+	ck_assert(rc_reg_get_kind(handle(7, 1), RC_K_EVENT, &got));
+	ck_assert_int_eq(got.kind, RC_K_EVENT);
+	ck_assert(got.destroyed);
+	ck_assert_uint_eq(got.handle, handle(7, 1));
+	ck_assert_uint_eq(got.gen, gen);
+	ck_assert_int_eq(rc_reg_take(handle(7, 1), RC_K_EVENT, 0, 1, 1, &got),
+			 RC_TAKE_DESTROYED);
+	ck_assert(!rc_reg_get_kind(handle(7, 1), RC_K_CHANNEL, &got));
 }
 END_TEST
 
@@ -328,6 +379,8 @@ int main(void)
 	tcase_add_test(tc, insert_get_update);
 	tcase_add_test(tc, destroy_and_reuse);
 	tcase_add_test(tc, quarantine_evicts_oldest);
+	tcase_add_test(tc, reused_addresses_keep_the_quarantine);
+	tcase_add_test(tc, another_kind_at_the_address);
 	tcase_add_test(tc, take_and_get_add);
 	tcase_add_test(tc, growth_and_deletion_keep_chains);
 	tcase_add_test(tc, threads);
