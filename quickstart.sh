@@ -52,8 +52,9 @@ fi
 mkdir -p build
 cd build
 if [ "$mode" = check ]; then
-	# The suite treats warnings as errors; tarball users are not forced.
-	want="--enable-werror"
+	# The suite treats warnings as errors (tarball users are not forced)
+	# and runs the thread tests under ThreadSanitizer too.
+	want="--enable-werror --enable-tsan"
 else
 	want=""
 fi

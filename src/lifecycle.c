@@ -498,7 +498,7 @@ static void reset_services(void)
 {
 	unsigned i;
 
-	rc_used = false;
+	__atomic_store_n(&rc_used, false, __ATOMIC_RELAXED);
 	__atomic_store_n(&svc_running, false, __ATOMIC_RELEASE);
 	term_started = 0;
 	for (i = 0; i < 2; i++) {

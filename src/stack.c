@@ -157,7 +157,16 @@ static void do_init(void)
 	}
 	buckets = b;
 
+#ifdef __SANITIZE_THREAD__
+	/*
+	 * ThreadSanitizer's build (src/tsan): libunwind's per-thread cache
+	 * destructor takes a mutex after TSan has torn the exiting thread's
+	 * state down, and crashes; libgcc's unwinder keeps no such state.
+	 */
+	if (false)
+#else
 	if (load_libunwind())
+#endif
 		uw = UW_LIBUNWIND;
 	else if (load_libgcc())
 		uw = UW_LIBGCC;

@@ -16,8 +16,14 @@
 
 #define SLOTS 64
 
+/*
+ * busy is claimed with an atomic; the fields are written and read under
+ * the slot's mutex, so the watchdog never copies a slot a new call is
+ * filling.  rc_watch_end only clears busy.
+ */
 struct watched {
 	int busy;		/* 0 free, 1 being filled, 2 watched */
+	pthread_mutex_t mu;
 	bool reported;
 	struct rc_call call;
 	struct rc_obj id;
@@ -28,14 +34,6 @@ static struct watched slots[SLOTS];
 static pthread_once_t started = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond;
-
-static uint64_t now_ms(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
-}
 
 static void report_blocked(struct watched *w)
 {
@@ -79,16 +77,25 @@ static void *watchdog(void *arg)
 		pthread_cond_timedwait(&cond, &lock, &ts);
 		pthread_mutex_unlock(&lock);
 		for (i = 0; i < SLOTS; i++) {
+			bool due;
+
 			if (__atomic_load_n(&slots[i].busy, __ATOMIC_ACQUIRE)
-			    != 2 || slots[i].reported ||
-			    now_ms() - slots[i].start_ms <
-			    (uint64_t)rc_opt.watchdog_ms)
+			    != 2)
 				continue;
-			slots[i].reported = true;
-			w = slots[i];
+			pthread_mutex_lock(&slots[i].mu);
+			due = __atomic_load_n(&slots[i].busy,
+					      __ATOMIC_ACQUIRE) == 2 &&
+			      !slots[i].reported &&
+			      rc_now_ms() - slots[i].start_ms >=
+			      (uint64_t)rc_opt.watchdog_ms;
+			if (due) {
+				slots[i].reported = true;
+				w = slots[i];
+			}
+			pthread_mutex_unlock(&slots[i].mu);
 			/* The call may have returned meanwhile: recheck. */
-			if (__atomic_load_n(&slots[i].busy, __ATOMIC_ACQUIRE)
-			    == 2)
+			if (due && __atomic_load_n(&slots[i].busy,
+						   __ATOMIC_ACQUIRE) == 2)
 				report_blocked(&w);
 		}
 	}
@@ -126,11 +133,13 @@ int rc_watch_begin(struct rc_call *c, const struct rc_obj *id)
 						 __ATOMIC_RELAXED))
 			continue;
 		rc_call_stack(c);	/* the report names the caller */
+		pthread_mutex_lock(&slots[i].mu);
 		slots[i].call = *c;
 		slots[i].id = *id;
 		slots[i].reported = false;
-		slots[i].start_ms = now_ms();
+		slots[i].start_ms = rc_now_ms();
 		__atomic_store_n(&slots[i].busy, 2, __ATOMIC_RELEASE);
+		pthread_mutex_unlock(&slots[i].mu);
 		return i;
 	}
 	return -1;	/* more than SLOTS blocked calls: watch the rest not */

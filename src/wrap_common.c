@@ -18,14 +18,18 @@ static pid_t cached_pid;
 
 pid_t rc_pid(void)
 {
-	if (RC_UNLIKELY(!cached_pid))
-		cached_pid = getpid();
-	return cached_pid;
+	pid_t pid = __atomic_load_n(&cached_pid, __ATOMIC_RELAXED);
+
+	if (RC_UNLIKELY(!pid)) {
+		pid = getpid();
+		__atomic_store_n(&cached_pid, pid, __ATOMIC_RELAXED);
+	}
+	return pid;
 }
 
 void rc_pid_atfork_child(void)
 {
-	cached_pid = getpid();
+	__atomic_store_n(&cached_pid, getpid(), __ATOMIC_RELAXED);
 }
 
 void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
@@ -33,7 +37,8 @@ void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 	c->err = errno;
 	c->fwd = false;
 	rc_ensure_init();
-	if (RC_UNLIKELY(!rc_used) && !rc_busy)
+	if (RC_UNLIKELY(!__atomic_load_n(&rc_used, __ATOMIC_RELAXED)) &&
+	    !rc_busy)
 		rc_first_use();
 	if (!c->skip)
 		rc_thread_alt_stack();

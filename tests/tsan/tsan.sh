@@ -1,0 +1,57 @@
+#!/bin/sh
+# tests/tsan/tsan.sh: the shim's thread tests under ThreadSanitizer (the
+# build of src/tsan, with configure --enable-tsan): the stress test (2 to
+# 16 threads churning events and ids with injected bugs), the threads and
+# waiting scenarios (cancelled waiters, the watchdog reporting a blocked
+# destroy, snapshots) must run with no ThreadSanitizer report.
+shim=${top_builddir:-.}/src/tsan/.libs/librdmacheck.so
+rt=${RDMACHECK_TSAN_RUNTIME:-}
+if [ -z "$rt" ]; then
+	echo "tsan: SKIP: configured without --enable-tsan"
+	exit 77
+fi
+[ -f "$shim" ] || { echo "tsan: FAIL: $shim not built"; exit 1; }
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/rdmacheck-tsan.XXXXXX") || exit 99
+fail=0
+trap 'if [ $fail = 0 ]; then rm -rf "$tmp"; else
+	echo "tsan: outputs kept in $tmp"; fi' EXIT
+TSAN_OPTIONS="log_path=$tmp/tsan:report_signal_unsafe=0"
+export TSAN_OPTIONS
+bin=${top_builddir:-.}/tests/scenarios
+
+# run NAME RC PROGRAM ARGS...: under the shim's TSan build; RC is the exit
+# status the run must have.
+run() {
+	name=$1
+	want=$2
+	shift 2
+	env LD_LIBRARY_PATH="$RDMACHECK_LOOPBACK_DIR" \
+		LD_PRELOAD="$rt $shim" RDMACHECK_LOOPBACK_NS="rctsan-$$-$name" \
+		RDMACHECK_OPTIONS="json=$tmp/$name.json$log:$opts" \
+		SCN_DIR="$bin" "$@" >"$tmp/$name.out" 2>&1
+	rc=$?
+	if [ "$rc" != "$want" ]; then
+		echo "tsan: FAIL: $name: exit $rc, expected $want"
+		fail=1
+	else
+		echo "tsan: ok: $name"
+	fi
+}
+log=":log_path=$tmp/log"
+opts=snapshot_signal=12
+run stress-2 23 "$bin/stress" 2 5000 2
+run stress-16 23 "$bin/stress" 16 1000 2
+run threads 0 "$bin/threads" clean
+run cancelled 0 "$bin/waiting" cancelled
+# It watches its own stderr for the watchdog's report.
+log= opts=watchdog_ms=100
+run blocked-call 0 "$bin/waiting" blocked-call
+log=":log_path=$tmp/log" opts=snapshot_signal=12
+run snapshot 0 "$bin/snapshot" bad
+n=$(cat "$tmp"/tsan.* 2>/dev/null | grep -c 'WARNING: ThreadSanitizer')
+if [ "$n" != 0 ]; then
+	echo "tsan: FAIL: $n ThreadSanitizer reports:"
+	cat "$tmp"/tsan.* | head -n 60
+	fail=1
+fi
+exit $fail
