@@ -8,6 +8,8 @@
 #   expect_call      the intercepted function of that finding ("" for leaks)
 #   expect_function  function of the scenario that frame #0 must name
 #   expect_severity  severity of that finding (default: the rule's own)
+#   expect_root      a function the stack must lead back to (default main;
+#                    start_thread for a finding in another thread)
 #   expect_also      more rule ids that must be reported (any call)
 #   expect_output    newline-separated regexes the program's output must
 #                    match (one line each)
@@ -25,6 +27,7 @@ set -u
 spec=$1
 program= mode=bad expect_rule= expect_call= expect_function= expect_exit=
 expect_severity= expect_also= expect_output= wrapper= launcher=
+expect_root=main
 options= timeout=30 backend=loopback expect_status=exited
 # shellcheck disable=SC1090
 . "$spec"
@@ -101,14 +104,15 @@ check_one() {
 
 	# The expected finding, with its call and a stack that starts in (or
 	# within two helper frames of) the scenario's own function and leads back
-	# to main.
+	# to main (or expect_root).
 	"$JQ" -e --arg r "$expect_rule" --arg c "$expect_call" \
-		--arg f "$expect_function" --arg s "$expect_severity" '
+		--arg f "$expect_function" --arg s "$expect_severity" \
+		--arg root "$expect_root" '
 		[.findings[] | select(.rule == $r)
 		 | select(($c == "" and .call == null) or .call == $c)
 		 | select($s == "" or .severity == $s)
 		 | select(.stack[0:3] | map(.function) | index($f) != null)
-		 | select([.stack[].function] | index("main") != null)
+		 | select([.stack[].function] | index($root) != null)
 		 | select(.suppressed == false)]
 		| length >= 1' "$json" > /dev/null ||
 		fail "no ${expect_severity:+$expect_severity }$expect_rule finding" \

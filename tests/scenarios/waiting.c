@@ -18,6 +18,11 @@
  *                                  the channel (nobody waits: no finding)
  *   interrupted                    the same, but a signal without
  *                                  SA_RESTART ends the wait (EINTR)
+ *   returns-after-destroy          the waiter is blocked on the channel of
+ *                                  a listener when main destroys it; a
+ *                                  client then connects and the blocked
+ *                                  call returns the CONNECT_REQUEST into
+ *                                  the destroyed channel (use-after-destroy)
  *   clean                          the same threads, correctly ordered
  * Readiness comes from /proc (the waiter is in read(2) on the channel fd)
  * and from rdmacheck's own report on stderr, never from sleeps.
@@ -136,6 +141,11 @@ static void *waiter(void *arg)
 			 __ATOMIC_RELEASE);
 	if (rdma_get_cm_event(ch, &ev))
 		return NULL;	/* the channel went away, or interrupted */
+	if (!strcmp(how, "late")) {	/* it came back after the destroy */
+		sem_post(&fetched);
+		rdma_ack_cm_event(ev);
+		return NULL;
+	}
 	sem_post(&fetched);
 	if (!strcmp(how, "exit")) {	/* leave it to a thread that is gone */
 		held = ev;
@@ -211,6 +221,33 @@ int main(int argc, char **argv)
 		start_blocked_waiter();
 		close_channel();
 		return 0;	/* the waiter sleeps on: exit ends it */
+	}
+	if (!strcmp(mode, "returns-after-destroy")) {
+		struct rdma_event_channel *cch = scn_channel();
+		struct rdma_cm_id *client = scn_id(cch);
+		struct rdma_conn_param param;
+		int port = scn_listen(id);
+
+		if (pthread_create(&t, NULL, waiter, "late"))
+			scn_die("pthread_create");
+		while (!__atomic_load_n(&waiter_tid, __ATOMIC_ACQUIRE))
+			sched_yield();
+		wait_blocked_in_read(waiter_tid, ch->fd);
+		close_channel();
+		/* The kernel keeps the file while the read blocks: a request
+		 * for the listener still arrives, and wakes it. */
+		scn_resolve(client, port);
+		scn_ack(scn_get(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+		if (rdma_resolve_route(client, 2000))
+			scn_die("rdma_resolve_route");
+		scn_ack(scn_get(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+		memset(&param, 0, sizeof(param));
+		param.responder_resources = param.initiator_depth = 1;
+		if (rdma_connect(client, &param))
+			scn_die("rdma_connect");
+		timed_wait(&fetched, "waiting for the late event");
+		pthread_join(t, NULL);
+		return 0;
 	}
 	if (!strcmp(mode, "cancelled") || !strcmp(mode, "interrupted")) {
 		stop_waiter_then_close(!strcmp(mode, "cancelled"));
