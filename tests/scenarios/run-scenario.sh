@@ -12,6 +12,8 @@
 #   timeout          seconds (default 30)
 #   expect_status    the report's "status" (default exited)
 #   backend          loopback (default) | real
+# With SCN_KEEP=DIR in the environment (the real-kernel tier sets it), the
+# program's output, exit status and JSON report are also left in DIR.
 set -u
 spec=$1
 program= mode=bad expect_rule= expect_call= expect_function= expect_exit=
@@ -30,7 +32,16 @@ JQ=${JQ:-jq}
 [ "$JQ" != no ] || { echo "SKIP: jq missing"; exit 77; }
 bin=$top_builddir/tests/scenarios/$program
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+status=
+keep() {
+	if [ -n "${SCN_KEEP:-}" ]; then
+		cp "$work/out" "$SCN_KEEP/out" 2>/dev/null
+		cp "$json" "$SCN_KEEP/report.json" 2>/dev/null
+		echo "${status:--}" > "$SCN_KEEP/status"
+	fi
+	rm -rf "$work"
+}
+trap keep EXIT
 json=$work/report.json
 
 if [ "$backend" = loopback ]; then
