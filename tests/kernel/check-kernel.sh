@@ -11,6 +11,8 @@
 #   check-kernel.sh probe   exit 0 when this machine can boot the guest
 #                           (prints which accelerator, or why not)
 #   check-kernel.sh shell   boot the guest with a shell on this terminal
+#   check-kernel.sh exec CMD   boot the guest, run the shell command CMD
+#                           there (in the build tree), print its output
 #   check-kernel.sh table   print the table of the last run again
 #
 # Environment: top_srcdir, top_builddir (from make), and optionally
@@ -135,7 +137,7 @@ qemu_args()
 	if [ "$_accel" = kvm ]; then
 		_acc="-accel kvm -cpu host"
 	else
-		_acc="-accel tcg,thread=multi -cpu max"
+		_acc="-accel tcg,thread=multi -cpu ${RDMACHECK_KERNEL_QEMU_CPU:-max}"
 	fi
 	_fs=local,security_model=none,multidevs=remap
 	# shellcheck disable=SC2086
@@ -202,6 +204,8 @@ write_guest_conf()
 	{
 		echo "RDMACHECK_KERNEL_TESTS='${RDMACHECK_KERNEL_TESTS:-}'"
 		echo "RDMACHECK_KERNEL_TEST_TIMEOUT='${RDMACHECK_KERNEL_TEST_TIMEOUT:-}'"
+		printf 'RDMACHECK_KERNEL_EXEC=%s\n' "$(printf '%s' "${exec_cmd:-}" |
+			sed "s/'/'\\\\''/g; 1s/^/'/; \$s/\$/'/")"
 	} >"$results/guest.conf"
 }
 
@@ -218,11 +222,18 @@ boot_guest()
 		exec qemu-system-x86_64 $qemu_argv -append "$qemu_append" \
 			-serial mon:stdio
 	fi
+	if [ "$1" = exec ]; then
+		# shellcheck disable=SC2086
+		timeout --foreground -k 10 "$guest_timeout" qemu-system-x86_64 $qemu_argv \
+			-append "$qemu_append" -serial stdio </dev/null |
+			sed -u 's/\r$//' | grep -v '^\[ *[0-9.]*\] '
+		return 0
+	fi
 	rm -rf "$results/real"
 	_t0=$(now)
 	{
 		# shellcheck disable=SC2086
-		timeout -k 10 "$guest_timeout" qemu-system-x86_64 $qemu_argv \
+		timeout --foreground -k 10 "$guest_timeout" qemu-system-x86_64 $qemu_argv \
 			-append "$qemu_append" -serial stdio \
 			</dev/null 2>"$here/qemu.log"
 		echo $? >"$here/qemu.rc"
@@ -289,6 +300,12 @@ run)
 	;;
 table)
 	table
+	;;
+exec)
+	can_boot || die "cannot boot a guest: $why"
+	exec_cmd=${2:?usage: $0 exec COMMAND}
+	setup
+	boot_guest exec
 	;;
 *)
 	echo "usage: $0 [run|setup|probe|shell|table]" >&2

@@ -8,6 +8,7 @@
 #           RESULTS/real and writes RESULTS/real/done
 #   shell:  starts an interactive shell on the console, environment set
 #           up as the tests have it (see doc/testing.md)
+#   exec:   runs the command RDMACHECK_KERNEL_EXEC of guest.conf
 mode=$1 src=$2 build=$3 results=$4
 addr=${RDMACHECK_KERNEL_ADDR:-192.0.2.1}
 
@@ -49,6 +50,11 @@ case $mode in
 run)
 	sh "$src/tests/kernel/run-tests.sh" real "$results/real"
 	echo "$?" >"$results/real/done"
+	;;
+exec)
+	cd "$build" || exit 1
+	sh -c "$RDMACHECK_KERNEL_EXEC"
+	say "command exited $?"
 	;;
 shell)
 	cd "$build" || exit 1

@@ -90,6 +90,7 @@ awk -F "$tab" '
 	FILENAME == ARGV[1] {
 		if ($0 ~ /^known: /) { n++; id[n] = substr($0, 8) }
 		else if ($0 ~ /^tests: /) tre[n] = substr($0, 8)
+		else if ($0 ~ /^kind: /) kind[n] = substr($0, 7)
 		else if ($0 ~ /^diff: /) { nd[n]++; dre[n, nd[n]] = substr($0, 7) }
 		next
 	}
@@ -100,7 +101,8 @@ awk -F "$tab" '
 				continue
 			for (j = 1; j <= nd[i]; j++)
 				if ($2 ~ dre[i, j]) {
-					ids = ids (ids == "" ? "" : ",") id[i]
+					ids = ids (ids == "" ? "" : ",") id[i] \
+					    (kind[i] == "defect" ? "!" : "")
 					used[i] = 1
 					break
 				}
@@ -128,11 +130,14 @@ rc()
 	case $2 in
 	prog/*)
 		_s=$(get "$_f" "$3.server.rc") _c=$(get "$_f" "$3.client.rc")
+		_s=${_s%% (*} _c=${_c%% (*}
 		[ "$_s" = killed ] && _s=k
+		[ "$_c" = server-not-ready ] && _c=nr
 		echo "${_s:-?}/${_c:-?}"
 		;;
 	*)
 		_r=$(get "$_f" "$3.rc")
+		_r=${_r%% (*}
 		if [ "$3" = shim ] && [ "$(get "$_f" shim.verdict)" != pass ]
 		then
 			_r="$_r!"
