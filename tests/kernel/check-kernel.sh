@@ -20,7 +20,9 @@
 #   RDMACHECK_KERNEL_TESTS    only the tests whose names match this
 #                             extended regex (see run-tests.sh list)
 #   RDMACHECK_KERNEL_TIMEOUT  seconds for the whole guest (default 1500)
+#   RDMACHECK_KERNEL_TEST_TIMEOUT  seconds per test (default 150)
 #   RDMACHECK_KERNEL_NOINSTALL=1  do not apt-get install anything
+#   RDMACHECK_KERNEL_QEMU_CPU  the TCG guest's -cpu (default max)
 set -u
 cmd=${1:-run}
 src=$(cd "${top_srcdir:-.}" && pwd) || exit 2
@@ -183,29 +185,33 @@ choose_accel()
 	fi
 }
 
+# can_boot: can this host boot the guest at all (before installing)?
 can_boot()
 {
-	command -v qemu-system-x86_64 >/dev/null 2>&1 ||
-		{ why="qemu-system-x86_64 not installed"; return 1; }
 	[ "$(uname -m)" = x86_64 ] || { why="not an x86_64 host"; return 1; }
+	[ -r /etc/debian_version ] || { why="not a Debian host"; return 1; }
 	return 0
 }
 
 setup()
 {
 	install_packages
+	command -v qemu-system-x86_64 >/dev/null 2>&1 ||
+		die "qemu-system-x86_64 not installed"
 	fetch_kernel
 	make_initramfs
 	mkdir -p "$results"
 }
 
+# shq STRING: STRING quoted for sh.
+shq() { printf "'%s'" "$(printf '%s' "$1" | sed "s/'/'\\\\''/g")"; }
+
 write_guest_conf()
 {
 	{
-		echo "RDMACHECK_KERNEL_TESTS='${RDMACHECK_KERNEL_TESTS:-}'"
-		echo "RDMACHECK_KERNEL_TEST_TIMEOUT='${RDMACHECK_KERNEL_TEST_TIMEOUT:-}'"
-		printf 'RDMACHECK_KERNEL_EXEC=%s\n' "$(printf '%s' "${exec_cmd:-}" |
-			sed "s/'/'\\\\''/g; 1s/^/'/; \$s/\$/'/")"
+		echo "RDMACHECK_KERNEL_TESTS=$(shq "${RDMACHECK_KERNEL_TESTS:-}")"
+		echo "RDMACHECK_KERNEL_TEST_TIMEOUT=$(shq "${RDMACHECK_KERNEL_TEST_TIMEOUT:-}")"
+		echo "RDMACHECK_KERNEL_EXEC=$(shq "${exec_cmd:-}")"
 	} >"$results/guest.conf"
 }
 
