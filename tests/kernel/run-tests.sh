@@ -314,8 +314,10 @@ pair_run()
 		fact "$_mode.out" "port or group still in use by an earlier test"
 		return
 	fi
+	# --foreground: the programs stay in the test's process group, so the
+	# per-test timeout kills them too
 	# shellcheck disable=SC2086
-	timeout -k 5 "$P_TIMEOUT" env $_env $_pre \
+	timeout --foreground -k 5 "$P_TIMEOUT" env $_env $_pre \
 		RDMACHECK_OPTIONS="$_opt_s" \
 		$P_SERVER >"$_d/server.out" 2>"$_d/server.err" </dev/null &
 	_spid=$!
@@ -327,7 +329,7 @@ pair_run()
 		_crc="server-not-ready"
 	else
 		# shellcheck disable=SC2086
-		timeout -k 5 "$P_TIMEOUT" env $_env $_pre \
+		timeout --foreground -k 5 "$P_TIMEOUT" env $_env $_pre \
 			RDMACHECK_OPTIONS="$_opt_c" \
 			$P_CLIENT >"$_d/client.out" 2>"$_d/client.err" \
 			</dev/null
@@ -441,7 +443,7 @@ run_scn()
 	if [ "$mode" = clean ]; then
 		_ns="rdmacheck-kt-$$-$1-plain"
 		# shellcheck disable=SC2046
-		timeout -k 5 "$proc_timeout" env $(backend_env "$_ns") \
+		timeout --foreground -k 5 "$proc_timeout" env $(backend_env "$_ns") \
 			SCN_DIR="$build/tests/scenarios" \
 			"$build/tests/scenarios/$program" clean \
 			>"$t_dir/plain/out" 2>&1 </dev/null
