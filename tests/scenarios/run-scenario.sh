@@ -23,6 +23,9 @@
 #                    (the loopback build with RDMACM_1.4) | real
 #   launcher         1: run through the rdmacheck launcher instead of
 #                    setting LD_PRELOAD
+# With SCN_KEEP=DIR in the environment (the real-kernel tier sets it), the
+# program's output, exit status and JSON report (of the last build run)
+# are also left in DIR.
 set -u
 spec=$1
 program= mode=bad expect_rule= expect_call= expect_function= expect_exit=
@@ -43,7 +46,16 @@ JQ=${JQ:-jq}
 [ "$JQ" != no ] || { echo "SKIP: jq missing"; exit 77; }
 bin=$top_builddir/tests/scenarios/$program
 work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
+status= json=
+keep() {
+	if [ -n "${SCN_KEEP:-}" ]; then
+		cp "$work/out" "$SCN_KEEP/out" 2>/dev/null
+		cp "$json" "$SCN_KEEP/report.json" 2>/dev/null
+		echo "${status:--}" > "$SCN_KEEP/status"
+	fi
+	rm -rf "$work"
+}
+trap keep EXIT
 name=$(basename "$spec" .scenario)
 
 if [ -z "$expect_exit" ]; then
