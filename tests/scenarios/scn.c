@@ -147,14 +147,21 @@ struct rdma_cm_id *scn_connect(struct rdma_event_channel *lch,
 	if (rdma_resolve_route(client, 2000))
 		scn_die("rdma_resolve_route");
 	scn_ack(scn_get(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	/*
+	 * Neither side has a QP: each names a QP number of its own, or the
+	 * real IB CM takes the pair (both QPN 0 on one device) for a stale
+	 * connection and rejects it.
+	 */
 	memset(&param, 0, sizeof(param));
 	param.responder_resources = 1;
 	param.initiator_depth = 1;
 	param.retry_count = 7;
+	param.qp_num = SCN_CLIENT_QPN;
 	if (rdma_connect(client, &param))
 		scn_die("rdma_connect");
 	ev = scn_get(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	child = ev->id;
+	param.qp_num = SCN_SERVER_QPN;
 	if (rdma_accept(child, &param))
 		scn_die("rdma_accept");
 	scn_ack(ev);

@@ -47,6 +47,10 @@ struct rdma_addrinfo *scn_lookup(bool passive);
 /* A bound, listening id on the test address; returns its port. */
 int scn_listen(struct rdma_cm_id *id);
 
+/* QP numbers QP-less test connections name (distinct: see scn_connect). */
+#define SCN_CLIENT_QPN 0x1234
+#define SCN_SERVER_QPN 0x5678
+
 /*
  * A connected pair in one process: listener on lch, client on cch; returns
  * the server-side child (events acked).  With qp, both sides get QPs.

@@ -25,6 +25,7 @@ static void *server(void *arg)
 	child = ev->id;
 	memset(&param, 0, sizeof(param));
 	param.responder_resources = param.initiator_depth = 1;
+	param.qp_num = SCN_SERVER_QPN;	/* QP-less: see scn_connect */
 	if (rdma_accept(child, &param))
 		scn_die("rdma_accept");
 	scn_ack(ev);
@@ -57,6 +58,7 @@ int main(int argc, char **argv)
 		scn_die("rdma_resolve_route");
 	memset(&param, 0, sizeof(param));
 	param.responder_resources = param.initiator_depth = 1;
+	param.qp_num = SCN_CLIENT_QPN;
 	if (rdma_connect(id, &param))
 		scn_die("rdma_connect");
 	if (id->event->event != RDMA_CM_EVENT_CONNECT_RESPONSE)

@@ -298,6 +298,7 @@ static struct rdma_cm_id *request(struct rdma_cm_id **listener,
 	scn_ack(scn_get(*cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
 	memset(&param, 0, sizeof(param));
 	param.responder_resources = param.initiator_depth = 1;
+	param.qp_num = SCN_CLIENT_QPN;	/* QP-less: see scn_connect */
 	if (rdma_connect(*client, &param))
 		scn_die("rdma_connect");
 	ev = scn_get(ch, RDMA_CM_EVENT_CONNECT_REQUEST);
@@ -315,6 +316,7 @@ static NOINLINE void accept_without_qp(bool bad)
 	child = request(&listener, &cch, &client);
 	memset(&param, 0, sizeof(param));
 	param.responder_resources = param.initiator_depth = 1;
+	param.qp_num = SCN_SERVER_QPN;
 	/* Bad: neither conn_param nor a QP. */
 	if (bad && (rdma_accept(child, NULL) != -1 || errno != EINVAL))
 		exit(98);

@@ -97,9 +97,9 @@ static void capture_stderr(void)
 		scn_die("pthread_create");
 }
 
-/* Until thread tid sits in system call sysno (with first argument arg0,
- * unless it is -1). */
-static void wait_blocked_in(pid_t tid, long sysno, long want0)
+/* Until thread tid sits in system call sysno, or in alt unless it is -1
+ * (with first argument want0, unless that is -1). */
+static void wait_blocked_in2(pid_t tid, long sysno, long alt, long want0)
 {
 	char path[64], buf[128];
 	long nr, arg0;
@@ -113,7 +113,8 @@ static void wait_blocked_in(pid_t tid, long sysno, long want0)
 			scn_die("open /proc/.../syscall");
 		if (fgets(buf, sizeof(buf), f) &&
 		    sscanf(buf, "%ld %lx", &nr, &arg0) == 2 &&
-		    nr == sysno && (want0 == -1 || arg0 == want0)) {
+		    (nr == sysno || (alt != -1 && nr == alt)) &&
+		    (want0 == -1 || arg0 == want0)) {
 			fclose(f);
 			return;
 		}
@@ -123,9 +124,16 @@ static void wait_blocked_in(pid_t tid, long sysno, long want0)
 	scn_die("waiting for a thread to block");
 }
 
+static void wait_blocked_in(pid_t tid, long sysno, long want0)
+{
+	wait_blocked_in2(tid, sysno, -1, want0);
+}
+
+/* rdma_get_cm_event blocks in write(2) on the real stack (the GET_EVENT
+ * command), in read(2) on the loopback's eventfd. */
 static void wait_blocked_in_read(pid_t tid, int fd)
 {
-	wait_blocked_in(tid, SYS_read, fd);
+	wait_blocked_in2(tid, SYS_read, SYS_write, fd);
 }
 
 static void on_usr1(int sig)
