@@ -746,12 +746,10 @@ static void test_ud(int port)
 	rdma_destroy_event_channel(cch);
 }
 
-/* MGID of an IPv4 group on the loopback backend: ff0e::ffff:a.b.c.d */
+/* MGID of an IPv4 group (RoCE v2, as rxe): ::ffff:a.b.c.d */
 static void mgid_of(union ibv_gid *gid, const struct sockaddr_in *sin)
 {
 	memset(gid, 0, sizeof(*gid));
-	gid->raw[0] = 0xff;
-	gid->raw[1] = 0x0e;
 	gid->raw[10] = gid->raw[11] = 0xff;
 	memcpy(&gid->raw[12], &sin->sin_addr, 4);
 }

@@ -10,15 +10,15 @@
 . "${top_srcdir:-.}/tests/programs/lib.sh"
 lo_need mckey
 
-# MGID of 239.0.0.1: ff0e::ffff:239.0.0.1 (the RoCE v1 mapping)
-LO_MGID=ff0e0000000000000000ffffef000001
+# MGID of 239.0.0.1: ::ffff:239.0.0.1 (the RoCE v2 mapping, as rxe's)
+LO_MGID=00000000000000000000ffffef000001
 LO_SERVER_EXPECT='^mckey: starting server$
-^mckey: joined dgid: ff0e::ffff:ef00:1 mlid 0x0 sl 0$
+^mckey: joined dgid: ::ffff:239.0.0.1 mlid 0x0 sl 0$
 ^receiving data transfers$
 ^data transfers complete$
 ^return status 0$'
 LO_CLIENT_EXPECT='^mckey: starting client$
-^mckey: joined dgid: ff0e::ffff:ef00:1 mlid 0x0 sl 0$
+^mckey: joined dgid: ::ffff:239.0.0.1 mlid 0x0 sl 0$
 ^initiating data transfers$
 ^data transfers complete$
 ^return status 0$'

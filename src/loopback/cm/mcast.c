@@ -5,10 +5,11 @@
  * A join needs no peer: the group lives in the verbs layer's membership
  * registry, so the library queues MULTICAST_JOIN at once and attaches the
  * id's QP to the MGID when the event is fetched, as the real library does
- * in rdma_get_cm_event.  The MGID of an IPv4 group is the kernel's RoCE
- * (v1) mapping ff0e::ffff:a.b.c.d, which is what the loopback verbs accept
- * as a multicast GID; an IPv6 group is its own MGID, an AF_IB one its GID.
- * Every process maps an address the same way, so members meet.
+ * in rdma_get_cm_event.  The MGID of an IPv4 group is the kernel's RoCE v2
+ * mapping ::ffff:a.b.c.d (the device's GIDs are RoCE v2 ones, as rxe's
+ * are by default: mckey prints "joined dgid: ::ffff:239.0.0.1" there); an
+ * IPv6 group is its own MGID, an AF_IB one its GID.  Every process maps
+ * an address the same way, so members meet.
  */
 #include <config.h>
 
@@ -29,8 +30,6 @@ static int cm_mc_mgid(union ibv_gid *mgid, const struct sockaddr *sa)
 
 		if (sin->sin_addr.s_addr == htonl(INADDR_ANY))
 			return -1;
-		mgid->raw[0] = 0xff;
-		mgid->raw[1] = 0x0e;
 		mgid->raw[10] = 0xff;
 		mgid->raw[11] = 0xff;
 		memcpy(&mgid->raw[12], &sin->sin_addr, 4);

@@ -78,9 +78,17 @@ static int lo_mcast_dir(char *buf, size_t len, const union ibv_gid *gid)
 	return n;
 }
 
+/*
+ * A multicast GID: an IPv6 multicast address, or (RoCE v2, rxe's default
+ * and this device's) an IPv4-mapped one of 224.0.0.0/4.
+ */
 static bool lo_gid_is_mcast(const union ibv_gid *gid)
 {
-	return gid->raw[0] == 0xff;
+	static const uint8_t v4mapped[12] = { [10] = 0xff, [11] = 0xff };
+
+	return gid->raw[0] == 0xff ||
+	       (!memcmp(gid->raw, v4mapped, 12) &&
+		(gid->raw[12] & 0xf0) == 0xe0);
 }
 
 int ibv_attach_mcast(struct ibv_qp *ibqp, const union ibv_gid *gid,
