@@ -77,9 +77,11 @@ static void waiter_cancelled(void *arg)
 }
 
 /*
- * rdma_get_cm_event came back with an event after another thread destroyed
- * the channel it was blocked on: the event refers to ids the program gave
- * up on, and the library returned into freed memory.
+ * rdma_get_cm_event came back after another thread destroyed the channel
+ * it was blocked on: with an event for ids the program gave up on, or with
+ * an error from the library working on the freed channel (the real stack
+ * fails with EBADF when the request it read cannot be set up on the closed
+ * fd).  Either way the library ran on freed memory.
  */
 static void report_returned_into(struct rc_call *c, const struct rc_obj *ch,
 				 struct rdma_cm_event *ev)
@@ -89,12 +91,25 @@ static void report_returned_into(struct rc_call *c, const struct rc_obj *ch,
 
 	if (!rc_reg_get(ch->handle, &now) || now.gen != ch->gen)
 		now = *ch;	/* forgotten already: no destroy stack */
-	rc_finding_init(&f, RC_R_USE_AFTER_DESTROY, c,
-			"rdma_get_cm_event(%p): returned a %s event after the "
-			"channel was destroyed while this thread was blocked "
-			"in it", (void *)ch->handle, rc_event_name(ev->event));
+	if (ev)
+		rc_finding_init(&f, RC_R_USE_AFTER_DESTROY, c,
+				"rdma_get_cm_event(%p): returned a %s event "
+				"after the channel was destroyed while this "
+				"thread was blocked in it", (void *)ch->handle,
+				rc_event_name(ev->event));
+	else
+		rc_finding_init(&f, RC_R_USE_AFTER_DESTROY, c,
+				"rdma_get_cm_event(%p): failed (errno %d) after "
+				"the channel was destroyed while this thread "
+				"was blocked in it", (void *)ch->handle, c->err);
 	rc_finding_add(&f, &now, NULL);
 	rc_report(&f);
+}
+
+/* An interrupted or non-blocking wait never touched the channel's state. */
+static bool failed_on_channel(int err)
+{
+	return err != EINTR && err != EAGAIN && err != EWOULDBLOCK;
 }
 
 void rc_event_settle(const struct rc_obj *e, int delta)
@@ -153,6 +168,8 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 	ua.charge = !ret && event && *event && !c.internal;
 	if (ch.handle && !rc_reg_update(ch.handle, ch.gen, unwait_fn, &ua))
 		ua.gone = true;
+	if (ua.gone && !c.internal && ret && failed_on_channel(c.err))
+		report_returned_into(&c, &ch, NULL);
 	if (ret || !event || !*event)
 		return ret;
 	ev = *event;

@@ -144,16 +144,19 @@ static void *waiter(void *arg)
 {
 	const char *how = arg ? arg : "";
 	struct rdma_cm_event *ev;
+	int ret;
 
 	__atomic_store_n(&waiter_tid, (pid_t)syscall(SYS_gettid),
 			 __ATOMIC_RELEASE);
-	if (rdma_get_cm_event(ch, &ev))
-		return NULL;	/* the channel went away, or interrupted */
+	ret = rdma_get_cm_event(ch, &ev);
 	if (!strcmp(how, "late")) {	/* it came back after the destroy */
 		sem_post(&fetched);
-		rdma_ack_cm_event(ev);
+		if (!ret)	/* with the event, or failing (EBADF) */
+			rdma_ack_cm_event(ev);
 		return NULL;
 	}
+	if (ret)
+		return NULL;	/* the channel went away, or interrupted */
 	sem_post(&fetched);
 	if (!strcmp(how, "exit")) {	/* leave it to a thread that is gone */
 		held = ev;

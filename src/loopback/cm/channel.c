@@ -152,7 +152,7 @@ static void cm_untoken(struct cm_channel *ch)
 	(void)n;
 }
 
-static void cm_drop_req(struct cm_event *e)
+static void cm_reject_req(struct cm_event *e, int reason)
 {
 	struct cm_msg rej;
 
@@ -160,10 +160,15 @@ static void cm_drop_req(struct cm_event *e)
 		return;
 	memset(&rej, 0, sizeof(rej));
 	rej.type = CM_MSG_REJ;
-	rej.reason = CM_REJ_INVALID_SID;
+	rej.reason = reason;
 	cm_send_msg(e->req, &rej);
 	cm_sock_close(e->req);
 	e->req = NULL;
+}
+
+static void cm_drop_req(struct cm_event *e)
+{
+	cm_reject_req(e, CM_REJ_INVALID_SID);
 }
 
 /*
@@ -316,6 +321,22 @@ again:
 
 	switch (e->kind) {
 	case CM_EVK_CONN_REQ:
+		if (ch->dead) {
+			/*
+			 * A reader blocked on a channel destroyed meanwhile
+			 * (as seen on Linux 6.1 with rxe): the library cannot
+			 * set the new id up on the closed fd, the request is
+			 * rejected (consumer, 28), and its next GET_EVENT on
+			 * the freed channel fails with EBADF.
+			 */
+			pthread_mutex_lock(&cm.lock);
+			cm_reject_req(e, CM_REJ_CONSUMER);
+			pthread_mutex_unlock(&cm.lock);
+			cm_complete_event(e);
+			free(e);
+			errno = EBADF;
+			return -1;
+		}
 		if (cm_process_conn_req(e)) {
 			cm_complete_event(e);
 			free(e);
