@@ -1,13 +1,14 @@
 /*
  * errno_keep.c - a successful call returns with the errno the real call
  * left: the shim's own work (first-use initialisation, unwinding, the
- * registry, reports) must never show through.  Every call below succeeds
- * on the loopback without touching errno, so errno must still hold the
- * value set before it.  Exits 97 naming the first call that changed it.
+ * registry, reports) must never show through.  errno is set to a marker
+ * before each call and printed after it; run-scenario.sh runs the program
+ * with and without the shim on the same backend and compares the lines
+ * (the real librdmacm itself leaves errno changed by some successful
+ * calls, e.g. rdma_get_cm_event, so only the comparison is exact).
  */
 #include <errno.h>
 #include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #include "scn.h"
 
@@ -15,13 +16,15 @@
 
 static void check(const char *call, int ret)
 {
+	int err = errno;
+
 	if (ret)
 		scn_die(call);
-	if (errno != MAGIC) {
-		fprintf(stderr, "errno_keep: %s succeeded but changed errno "
-			"to %d (%s)\n", call, errno, strerror(errno));
-		exit(97);
-	}
+	if (err == MAGIC)
+		printf("errno_keep: %s: errno kept\n", call);
+	else
+		printf("errno_keep: %s: errno %d\n", call, err);
+	fflush(stdout);
 }
 
 #define KEEP(call) do {			\

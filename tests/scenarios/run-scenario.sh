@@ -23,6 +23,9 @@
 #                    (the loopback build with RDMACM_1.4) | real
 #   launcher         1: run through the rdmacheck launcher instead of
 #                    setting LD_PRELOAD
+#   compare_plain    1: also run the program without the shim (same
+#                    backend); its output lines must be the same as under
+#                    the shim (the shim's own "==PID==" lines aside)
 # With SCN_KEEP=DIR in the environment (the real-kernel tier sets it), the
 # program's output, exit status and JSON report (of the last build run)
 # are also left in DIR.
@@ -30,6 +33,7 @@ set -u
 spec=$1
 program= mode=bad expect_rule= expect_call= expect_function= expect_exit=
 expect_severity= expect_also= expect_output= wrapper= launcher=
+compare_plain=
 expect_root=main
 options= timeout=30 backend=loopback expect_status=exited
 # shellcheck disable=SC1090
@@ -89,6 +93,22 @@ run_one() {
 	echo "---- $build"
 	cat "$work/out"
 	check_one
+	[ "$compare_plain" = 1 ] && compare_one
+	return 0
+}
+
+# compare_one: the program without the shim says the same.
+compare_one() {
+	pstatus=0
+	timeout -k 5 "$timeout" env LD_LIBRARY_PATH="$libpath" \
+		SCN_DIR="$top_builddir/tests/scenarios" \
+		RDMACHECK_LOOPBACK_NS="rcscn-$$-$build-$name-plain" \
+		"$bin" "$mode" > "$work/plain" 2>&1 || pstatus=$?
+	[ "$pstatus" = 0 ] || fail "without the shim: exit status $pstatus"
+	grep -v '^==[0-9]*== ' "$work/out" > "$work/shim"
+	[ -s "$work/plain" ] || fail "no output without the shim"
+	diff -u "$work/plain" "$work/shim" ||
+		fail "the output under the shim differs from the plain run's"
 }
 
 check_one() {
