@@ -1088,6 +1088,7 @@ struct blocked {
 	struct rdma_cm_event *e;
 	int tid;
 	int ret;
+	int err;
 	int done;
 };
 
@@ -1097,6 +1098,7 @@ static void *blocked_thread(void *arg)
 
 	__atomic_store_n(&b->tid, (int)syscall(SYS_gettid), __ATOMIC_SEQ_CST);
 	b->ret = rdma_get_cm_event(b->ch, &b->e);
+	b->err = errno;
 	__atomic_store_n(&b->done, 1, __ATOMIC_SEQ_CST);
 	return NULL;
 }
@@ -1135,9 +1137,11 @@ static int joined(pthread_t t, struct blocked *b, int ms)
 
 /*
  * A thread blocked in rdma_get_cm_event while the channel is destroyed:
- * the kernel keeps the file, its ids live and their events wake the
- * thread; the close, which destroys the ids, waits for that call.  A
- * thread cancelled in the call leaves the channel's counts right.
+ * the kernel keeps the file, its ids live and a request for the listener
+ * wakes the thread; the library cannot set the new id up on the closed fd
+ * (Linux 6.1, rxe): the request is rejected (consumer, 28) and the call
+ * fails with EBADF.  The close, which destroys the ids, waits for that
+ * call.  A thread cancelled in the call leaves the channel's counts right.
  */
 static void test_blocked_reader(int port)
 {
@@ -1152,21 +1156,19 @@ static void test_blocked_reader(int port)
 	struct blocked r;
 	pthread_t t;
 
+	REQUIRE(l);
 	block_on(&r, &t, a);
 	rdma_destroy_event_channel(a);
 	/* the listener still exists: a request reaches the blocked thread */
 	c = resolved(cch, port);
 	REQUIRE(rdma_connect(c, &param) == 0);
 	CHECK(joined(t, &r, 5000));
-	CHECK(r.ret == 0 && r.e &&
-	      r.e->event == RDMA_CM_EVENT_CONNECT_REQUEST &&
-	      r.e->listen_id == l);
-	/* that call's return closed the file: listener and child are gone */
+	CHECK(r.ret == -1 && r.err == EBADF);
+	/* that call's return closed the file: the listener is gone */
 	CHECK(poll(&(struct pollfd){ .fd = cch->fd, .events = POLLIN }, 1,
 		   5000) == 1);
 	REQUIRE(rdma_get_cm_event(cch, &e) == 0);
-	CHECK(e->event == RDMA_CM_EVENT_UNREACHABLE ||
-	      e->event == RDMA_CM_EVENT_REJECTED);
+	CHECK(e->event == RDMA_CM_EVENT_REJECTED && e->status == 28);
 	rdma_ack_cm_event(e);
 	REQUIRE(rdma_create_id(cch, &id, NULL, RDMA_PS_TCP) == 0);
 	CHECK(rdma_bind_addr(id, (struct sockaddr *)&sin) == 0);
