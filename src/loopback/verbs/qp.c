@@ -413,9 +413,23 @@ static void lo_resp_error(struct lo_qp *qp, uint64_t seq,
 static void *lo_remote_ptr(struct lo_qp *qp, struct lo_wire_hdr *h,
 			   uint32_t len, int access)
 {
-	if (!(qp->attr.qp_access_flags & access))
-		return NULL;
 	return lo_key_ptr(qp->qp.pd, h->rkey, h->raddr, len, access);
+}
+
+/*
+ * An RDMA operation the QP does not allow (qp_access_flags) is an invalid
+ * request, not an access error: NAK "invalid request" for the requester
+ * (IBV_WC_REM_INV_REQ_ERR), as rxe's check_op_valid does; UC drops it.
+ */
+static bool lo_op_refused(struct lo_qp *qp, struct lo_wire_hdr *h, int access)
+{
+	if (qp->attr.qp_access_flags & access)
+		return false;
+	/* UC has nobody to tell: the message is dropped */
+	if (lo_qp_reliable(qp))
+		lo_resp_error(qp, h->seq, IBV_WC_REM_INV_REQ_ERR,
+			      IBV_EVENT_QP_REQ_ERR);
+	return true;
 }
 
 /* An 8-byte atomic on our memory; the original value goes back. */
@@ -430,6 +444,8 @@ static void lo_do_atomic(struct lo_qp *qp, struct lo_wire_hdr *h,
 			      IBV_EVENT_QP_REQ_ERR);
 		return;
 	}
+	if (lo_op_refused(qp, h, IBV_ACCESS_REMOTE_ATOMIC))
+		return;
 	memcpy(args, pay, sizeof(args));
 	if (h->raddr & 7) {
 		lo_resp_error(qp, h->seq, IBV_WC_REM_INV_REQ_ERR,
@@ -507,6 +523,8 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 				      IBV_EVENT_QP_REQ_ERR);
 			return LO_DONE;
 		}
+		if (lo_op_refused(qp, h, IBV_ACCESS_REMOTE_WRITE))
+			return LO_DONE;
 		if (h->len) {
 			lo_mr_rdlock();
 			p = lo_remote_ptr(qp, h, h->len,
@@ -540,6 +558,8 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 				      IBV_EVENT_QP_REQ_ERR);
 			return LO_DONE;
 		}
+		if (lo_op_refused(qp, h, IBV_ACCESS_REMOTE_READ))
+			return LO_DONE;
 		memset(&rh, 0, sizeof(rh));
 		rh.op = LO_OP_READ_RESP;
 		rh.src_qpn = qp->qp.qp_num;
