@@ -233,7 +233,8 @@ static void lo_fill_device_attr(struct ibv_device_attr *a)
 	a->sys_image_guid = htobe64(LO_GUID);
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = ~(uint64_t)0xfff;
-	a->vendor_id = 0;
+	/* as rxe, the other software RoCE device (IBTA A3.3.1: no OUI) */
+	a->vendor_id = 0xffffff;
 	a->vendor_part_id = 0;
 	a->hw_ver = 0;
 	a->max_qp = LO_MAX_QP;

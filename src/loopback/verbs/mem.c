@@ -257,24 +257,34 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 	return 0;
 }
 
+/*
+ * The library's checks (verbs.c) are input errors; what the kernel
+ * refuses is a command error, as is an MR we do not know.  The keys stay:
+ * HCAs modify the region in place (mlx4, mlx5's UMR path), and programs
+ * keep using the rkey they already sent their peer.
+ */
 int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 		 size_t length, int access)
 {
 	struct lo_mr *m = (struct lo_mr *)mr;
 
-	if (flags & ~(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
-		      IBV_REREG_MR_CHANGE_ACCESS))
+	if ((flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!length || !addr)) ||
+	    (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS))) {
+		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
-	if ((flags & IBV_REREG_MR_CHANGE_ACCESS) && !lo_access_ok(access))
-		return IBV_REREG_MR_ERR_INPUT;
-	if ((flags & IBV_REREG_MR_CHANGE_PD) && !pd)
-		return IBV_REREG_MR_ERR_INPUT;
-	if ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && !addr && length)
-		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (((flags & IBV_REREG_MR_CHANGE_ACCESS) && !lo_access_ok(access)) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) &&
+	     (!pd || pd->context != mr->context))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_CMD;
+	}
 	pthread_rwlock_wrlock(&lo_mr_lock);
 	if (!lo_mr_valid(mr)) {
 		pthread_rwlock_unlock(&lo_mr_lock);
-		return IBV_REREG_MR_ERR_INPUT;
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_CMD;
 	}
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
 		m->mr.addr = addr;
@@ -288,9 +298,6 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 		lo_pd_get(pd);
 		m->mr.pd = pd;
 	}
-	/* Keys change on re-registration, like on real HCAs. */
-	lo_mr_remove(m);
-	lo_mr_insert(m);
 	pthread_rwlock_unlock(&lo_mr_lock);
 	return 0;
 }
@@ -301,9 +308,10 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	struct lo_ah *a;
 
+	/* RoCE: an AH needs a GRH (the kernel's rdma_check_ah_attr) */
 	if (!pd || !attr || !lo_is_our_ctx(pd->context) ||
-	    (attr->port_num && attr->port_num != 1) ||
-	    (attr->is_global && attr->grh.sgid_index >= LO_GID_TBL_LEN)) {
+	    (attr->port_num && attr->port_num != 1) || !attr->is_global ||
+	    attr->grh.sgid_index >= LO_GID_TBL_LEN) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -1162,6 +1162,12 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		return EINVAL;
 	if ((attr_mask & IBV_QP_DEST_QPN) && attr->dest_qp_num > 0xffffff)
 		return EINVAL;
+	/* RoCE: an address vector needs a GRH (rdma_check_ah_attr) */
+	if (((attr_mask & IBV_QP_AV) && (!attr->ah_attr.is_global ||
+	     attr->ah_attr.grh.sgid_index >= LO_GID_TBL_LEN)) ||
+	    ((attr_mask & IBV_QP_ALT_PATH) && (!attr->alt_ah_attr.is_global ||
+	     attr->alt_ah_attr.grh.sgid_index >= LO_GID_TBL_LEN)))
+		return EINVAL;
 
 	pthread_mutex_lock(&qp->lock);
 	cur = ibqp->state;
