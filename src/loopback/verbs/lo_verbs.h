@@ -70,11 +70,15 @@ static inline void lo_list_del(struct lo_list *n)
 #define lo_list_first(l, type, member) \
 	lo_container_of((l)->next, type, member)
 
-/* An eventfd in semaphore mode plus a FIFO of records behind it. */
+/*
+ * An eventfd in semaphore mode plus a FIFO of records behind it: one token
+ * per record, so that poll() says readable exactly while records wait.
+ */
 struct lo_evq {
 	int fd;
 	pthread_mutex_t lock;
 	struct lo_list items;
+	unsigned int owed;	/* tokens read for records withdrawn since */
 };
 
 struct lo_context {
@@ -296,6 +300,7 @@ struct lo_qp {
 	unsigned int nswr;
 	uint64_t next_seq;
 	bool sq_error;			/* local error: stop sending */
+	bool comm_est;			/* first request seen (COMM_EST) */
 	bool peer_gone;			/* peer QP destroyed */
 	/* transport timeout running (guarded by the timer list's lock) */
 	struct lo_list tmo_link;	/* on the timer list while armed */
@@ -353,6 +358,7 @@ int lo_evq_init(struct lo_evq *q);
 void lo_evq_destroy(struct lo_evq *q);
 void lo_evq_push(struct lo_evq *q, struct lo_list *item);
 int lo_evq_pop(struct lo_evq *q, struct lo_list **item);
+void lo_evq_withdrawn_locked(struct lo_evq *q, unsigned int n);
 const char *lo_ns(void);
 int lo_query_port(struct ibv_context *ctx, uint8_t port,
 		  struct ibv_port_attr *attr, size_t len);

@@ -673,6 +673,12 @@ void lo_qp_handle_msg_locked(struct lo_qp *qp, struct lo_wire_hdr *h,
 		free(pay);
 		return;
 	}
+	/* The IBA's Communication Established: a request reached a QP
+	 * still in RTR (rxe never reports it, HCAs such as mlx5 do). */
+	if (qp->qp.state == IBV_QPS_RTR && !qp->comm_est) {
+		qp->comm_est = true;
+		lo_async_event(qp->qp.context, IBV_EVENT_COMM_EST, &qp->qp);
+	}
 	if (lo_list_empty(&qp->inq) && lo_process_req(qp, h, pay) == LO_DONE) {
 		free(pay);
 		return;
@@ -746,11 +752,17 @@ void lo_qp_ud_deliver_locked(struct lo_qp *qp, struct lo_ud_hdr *uh,
 	free(r);
 }
 
-/* The peer process vanished without a goodbye: flush like a disconnect. */
+/*
+ * The peer process vanished without a goodbye: flush like a disconnect,
+ * and tell an event-driven program why its QP left RTS (QP_FATAL, as for
+ * a QP an error moved to ERR without a completion to show for it).
+ */
 void lo_qp_peer_died_locked(struct lo_qp *qp)
 {
-	if (lo_qp_rx_active(qp))
-		lo_qp_to_err_locked(qp);
+	if (!lo_qp_rx_active(qp))
+		return;
+	lo_async_event(qp->qp.context, IBV_EVENT_QP_FATAL, &qp->qp);
+	lo_qp_to_err_locked(qp);
 }
 
 /* --- QP creation ---------------------------------------------------------- */
@@ -1117,6 +1129,7 @@ static void lo_qp_reset_locked(struct lo_qp *qp)
 	lo_free_inq(qp);
 	qp->sq_error = false;
 	qp->peer_gone = false;
+	qp->comm_est = false;
 }
 
 /* At RTR: read the streams from our peer, drop the others. */
