@@ -291,7 +291,7 @@ static void lo_fill_device_attr(struct ibv_device_attr *a)
 	a->vendor_id = 0xffffff;
 	a->vendor_part_id = 0;
 	a->hw_ver = 0;
-	a->max_qp = LO_MAX_QP;
+	a->max_qp = LO_MAX_QPS;
 	a->max_qp_wr = LO_MAX_WR;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
 			      IBV_DEVICE_SRQ_RESIZE |

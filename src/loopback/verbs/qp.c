@@ -107,18 +107,14 @@ static enum ibv_wc_status lo_scatter(struct ibv_pd *pd,
 }
 
 /*
- * Our dialled stream, dialling now (without waiting) if RTR found no peer
- * listening yet.  NULL if there is nobody to talk to.
+ * The link to our peer's block, dialling now (without waiting) if RTR
+ * found nobody there yet.  NULL if there is nobody to talk to.
  */
 static struct lo_conn *lo_qp_tx(struct lo_qp *qp)
 {
 	if (!qp->tx && !qp->peer_gone && lo_qp_connected_type(qp) &&
-	    lo_qp_rx_active(qp)) {
-		int fd = lo_dial(qp->attr.dest_qp_num, true);
-
-		if (fd >= 0)
-			lo_qp_install_tx(qp, fd);
-	}
+	    lo_qp_rx_active(qp))
+		lo_qp_attach_tx(qp, true);
 	return qp->peer_gone ? NULL : qp->tx;
 }
 
@@ -157,16 +153,22 @@ static void lo_free_list_recvs(struct lo_list *l)
 	}
 }
 
-static void lo_free_inq(struct lo_qp *qp)
+static void lo_free_msgs(struct lo_list *l)
 {
-	while (!lo_list_empty(&qp->inq)) {
-		struct lo_inmsg *m = lo_list_first(&qp->inq, struct lo_inmsg,
-						   link);
+	while (!lo_list_empty(l)) {
+		struct lo_inmsg *m = lo_list_first(l, struct lo_inmsg, link);
 
 		lo_list_del(&m->link);
 		free(m->pay);
 		free(m);
 	}
+}
+
+/* Parked inbound data: RNR-delayed requests and frames before RTR. */
+static void lo_free_inq(struct lo_qp *qp)
+{
+	lo_free_msgs(&qp->inq);
+	lo_free_msgs(&qp->early);
 }
 
 /*
@@ -204,7 +206,7 @@ void lo_qp_to_err_locked(struct lo_qp *qp)
 		free(w);
 	}
 	lo_free_inq(qp);
-	lo_qp_close_conns(qp, 1, false);
+	lo_qp_close_conns(qp, 1);
 	/* An SRQ user learns that nothing more will be consumed for it. */
 	if (qp->qp.srq && !was_err)
 		lo_async_event(qp->qp.context, IBV_EVENT_QP_LAST_WQE_REACHED,
@@ -644,8 +646,8 @@ static void lo_handle_resp(struct lo_qp *qp, struct lo_wire_hdr *h,
 }
 
 /*
- * Entry point from the progress thread for every frame received on an
- * accepted stream of this QP (after its HELLO).  Owns pay.
+ * Every frame from our peer QP, in order (lo_qp_rx_frame_locked).  Owns
+ * pay.
  */
 void lo_qp_handle_msg_locked(struct lo_qp *qp, struct lo_wire_hdr *h,
 			     unsigned char *pay)
@@ -698,6 +700,59 @@ void lo_qp_handle_msg_locked(struct lo_qp *qp, struct lo_wire_hdr *h,
 		m->hdr = *h;
 		m->pay = pay;
 		lo_list_add_tail(&qp->inq, &m->link);
+	}
+}
+
+/*
+ * Entry point from the progress thread for every frame a link brings this
+ * QP (QP lock held).  Owns pay.  Before RTR frames wait (the peer may
+ * reach RTR first); from RTR on, frames from anyone but the peer get a
+ * goodbye back, as from a QP that is not there.
+ */
+void lo_qp_rx_frame_locked(struct lo_qp *qp, struct lo_wire_hdr *h,
+			   unsigned char *pay)
+{
+	enum ibv_qp_state s = qp->qp.state;
+	struct lo_inmsg *m;
+
+	if (!lo_qp_connected_type(qp)) {
+		free(pay);
+		return;
+	}
+	if (s == IBV_QPS_RESET || s == IBV_QPS_INIT) {
+		m = malloc(sizeof(*m));
+		if (!m) {
+			free(pay);
+			return;
+		}
+		m->hdr = *h;
+		m->pay = pay;
+		lo_list_add_tail(&qp->early, &m->link);
+		return;
+	}
+	if (!lo_qp_rx_active(qp)) {
+		free(pay);
+		return;
+	}
+	if (h->src_qpn != qp->attr.dest_qp_num) {
+		if (lo_op_is_request(h->op))
+			lo_send_bye(qp->qp.qp_num, h->src_qpn, 0);
+		free(pay);
+		return;
+	}
+	lo_qp_handle_msg_locked(qp, h, pay);
+}
+
+/* At RTR: the frames that came before, in order. */
+static void lo_qp_early_locked(struct lo_qp *qp)
+{
+	while (!lo_list_empty(&qp->early)) {
+		struct lo_inmsg *m = lo_list_first(&qp->early, struct lo_inmsg,
+						   link);
+
+		lo_list_del(&m->link);
+		lo_qp_rx_frame_locked(qp, &m->hdr, m->pay);
+		free(m);
 	}
 }
 
@@ -837,9 +892,9 @@ static struct ibv_qp *lo_qp_create(struct ibv_context *ctx, struct ibv_pd *pd,
 	pthread_mutex_init(&qp->lock, NULL);
 	lo_list_init(&qp->recvs);
 	lo_list_init(&qp->inq);
+	lo_list_init(&qp->early);
 	lo_list_init(&qp->srq_link);
 	lo_list_init(&qp->swrs);
-	lo_list_init(&qp->rx_conns);
 	lo_list_init(&qp->mcast);
 	lo_list_init(&qp->xrcd_link);
 	lo_list_init(&qp->tmo_link);
@@ -881,14 +936,14 @@ static struct ibv_qp *lo_qp_create(struct ibv_context *ctx, struct ibv_pd *pd,
 	qp->attr.port_num = 1;
 	qp->attr.path_mtu = IBV_MTU_4096;
 
-	if (lo_qp_listen(qp) ||
+	if (lo_qpn_alloc(qp) ||
 	    (ia->qp_type == IBV_QPT_UD && lo_ud_open(qp))) {
 		int e = errno;
 
 		lo_prog_lock();
 		pthread_mutex_lock(&qp->lock);
 		lo_ud_close(qp);
-		lo_qp_close_conns(qp, 0, true);
+		lo_qpn_free(qp);
 		pthread_mutex_unlock(&qp->lock);
 		lo_prog_unlock();
 		pthread_mutex_destroy(&qp->lock);
@@ -1005,7 +1060,8 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_lock(&qp->lock);
 	lo_tmo_cancel(qp);
 	lo_ud_close(qp);
-	lo_qp_close_conns(qp, 0, true);
+	lo_qp_close_conns(qp, 0);
+	lo_qpn_free(qp);
 	pthread_mutex_unlock(&qp->lock);
 	lo_prog_unlock();
 
@@ -1109,7 +1165,7 @@ static void lo_store_attr(struct lo_qp *qp, struct ibv_qp_attr *a, int mask)
 static void lo_qp_reset_locked(struct lo_qp *qp)
 {
 	lo_tmo_cancel(qp);
-	lo_qp_close_conns(qp, 0, false);
+	lo_qp_close_conns(qp, 0);
 	while (!lo_list_empty(&qp->recvs)) {
 		struct lo_recv *r = lo_list_first(&qp->recvs, struct lo_recv,
 						  link);
@@ -1132,30 +1188,11 @@ static void lo_qp_reset_locked(struct lo_qp *qp)
 	qp->comm_est = false;
 }
 
-/* At RTR: read the streams from our peer, drop the others. */
-static void lo_qp_rx_ready_locked(struct lo_qp *qp)
-{
-	struct lo_list *l, *n;
-
-	for (l = qp->rx_conns.next; l != &qp->rx_conns; l = n) {
-		struct lo_conn *c = lo_container_of(l, struct lo_conn, link);
-
-		n = l->next;
-		if (!c->hello)
-			continue;
-		if (c->peer_qpn == qp->attr.dest_qp_num)
-			lo_conn_set_rx(c, true);
-		else
-			lo_conn_close_rx(c);
-	}
-}
-
 int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		  int attr_mask)
 {
 	enum ibv_qp_state cur, nxt;
 	struct lo_qp *qp;
-	int fd = -1;
 
 	if (!ibqp || !attr)
 		return EINVAL;
@@ -1202,7 +1239,7 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	/* Dial outside every lock: connect() may wait for the accept. */
 	if (nxt == IBV_QPS_RTR && cur == IBV_QPS_INIT &&
 	    lo_qp_connected_type(qp))
-		fd = lo_dial(attr->dest_qp_num, false);
+		lo_link_dial(attr->dest_qp_num);
 
 	lo_prog_lock();
 	pthread_mutex_lock(&qp->lock);
@@ -1211,8 +1248,6 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		/* Raced with an error transition (peer died). */
 		pthread_mutex_unlock(&qp->lock);
 		lo_prog_unlock();
-		if (fd >= 0)
-			close(fd);
 		return EINVAL;
 	}
 	lo_store_attr(qp, attr, attr_mask);
@@ -1222,21 +1257,18 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		lo_qp_reset_locked(qp);
 		ibqp->state = IBV_QPS_RESET;
 	} else {
-		if (fd >= 0) {
-			lo_qp_install_tx(qp, fd);
-			fd = -1;
-		}
 		ibqp->state = nxt;
-		if (nxt == IBV_QPS_RTR && cur == IBV_QPS_INIT)
-			lo_qp_rx_ready_locked(qp);
+		if (nxt == IBV_QPS_RTR && cur == IBV_QPS_INIT &&
+		    lo_qp_connected_type(qp)) {
+			lo_qp_attach_tx(qp, false);
+			lo_qp_early_locked(qp);
+		}
 		if (nxt == IBV_QPS_RTR || nxt == IBV_QPS_RTS)
 			lo_drain_inq_locked(qp);
 	}
 	qp->attr.qp_state = ibqp->state;
 	pthread_mutex_unlock(&qp->lock);
 	lo_prog_unlock();
-	if (fd >= 0)
-		close(fd);
 	return 0;
 }
 
