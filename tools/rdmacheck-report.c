@@ -579,8 +579,9 @@ struct finding {
 	struct finding *merged_into;
 	unsigned long long total;	/* merged count */
 	size_t nocc;			/* merged occurrences */
-	struct proc **procs;		/* distinct processes */
-	size_t nprocs;
+	size_t nprocs;			/* distinct processes: proc, then */
+	struct proc **more_procs;	/* these nprocs - 1 */
+	size_t cap_procs;
 };
 
 struct summary {
@@ -604,7 +605,7 @@ struct proc {
 };
 
 static struct proc *procs;
-static size_t nprocs;
+static size_t nprocs, cap_procs;
 
 /* Typed field access with errors that name the file and the field. */
 struct ctx {
@@ -937,7 +938,10 @@ static void load_report(const char *path)
 	if (strcmp(tool, "rdmacheck"))
 		bad_field(&c, "tool", "not an rdmacheck report");
 
-	procs = xrealloc(procs, nprocs + 1, sizeof(*procs));
+	if (nprocs == cap_procs) {
+		cap_procs = cap_procs ? 2 * cap_procs : 16;
+		procs = xrealloc(procs, cap_procs, sizeof(*procs));
+	}
 	p = &procs[nprocs];
 	memset(p, 0, sizeof(*p));
 	p->path = path;
@@ -1144,47 +1148,113 @@ static bool same_finding(const struct finding *a, const struct finding *b)
 	       same_stack(&a->stack, &b->stack);
 }
 
-static void add_proc(struct finding *g, struct proc *p)
+/* The i-th distinct process of a merged finding. */
+static const struct proc *proc_at(const struct finding *f, size_t i)
 {
-	size_t i;
-
-	for (i = 0; i < g->nprocs; i++)
-		if (g->procs[i] == p)
-			return;
-	g->procs = xrealloc(g->procs, g->nprocs + 1, sizeof(*g->procs));
-	g->procs[g->nprocs++] = p;
+	return i ? f->more_procs[i - 1] : f->proc;
 }
 
-/* Quadratic, but reports hold at most 10000 findings each. */
+/* Findings come process by process: p is new unless it came last. */
+static void add_proc(struct finding *g, struct proc *p)
+{
+	if (proc_at(g, g->nprocs - 1) == p)
+		return;
+	if (g->nprocs - 1 == g->cap_procs) {
+		g->cap_procs = g->cap_procs ? 2 * g->cap_procs : 4;
+		g->more_procs = xrealloc(g->more_procs, g->cap_procs,
+					 sizeof(*g->more_procs));
+	}
+	g->more_procs[g->nprocs++ - 1] = p;
+}
+
+/* FNV-1a, over what same_finding() compares. */
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	return s ? hash_bytes(h, s, strlen(s) + 1) : h;
+}
+
+static uint64_t finding_hash(const struct finding *f)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	h = hash_str(h, f->rule);
+	h = hash_str(h, f->call);
+	h = hash_bytes(h, &f->suppressed, sizeof(f->suppressed));
+	h = hash_bytes(h, &f->stack.n, sizeof(f->stack.n));
+	for (i = 0; i < f->stack.n; i++) {
+		const struct frame *fr = &f->stack.f[i];
+
+		if (fr->module) {
+			h = hash_str(h, fr->module);
+			h = hash_bytes(h, &fr->has_offset,
+				       sizeof(fr->has_offset));
+			h = hash_bytes(h, &fr->offset, sizeof(fr->offset));
+		} else {
+			h = hash_bytes(h, &fr->pc, sizeof(fr->pc));
+		}
+	}
+	return h;
+}
+
+struct head {
+	uint64_t hash;
+	struct finding *f;	/* NULL: empty slot */
+};
+
+/*
+ * Each finding joins the first earlier one identical to it, found in a
+ * hash table of the groups' first findings (open addressing, at most
+ * half full).
+ */
 static void merge_all(bool merge)
 {
-	struct finding **heads = NULL;
-	size_t nheads = 0, i, j, h;
+	struct head *tab = NULL;
+	size_t cap = 16, total = 0, i, j, h;
+	uint64_t hash;
 
 	for (i = 0; i < nprocs; i++)
+		total += procs[i].nf;
+	if (merge) {
+		while (cap < 2 * total)
+			cap *= 2;
+		tab = xcalloc(cap, sizeof(*tab));
+	}
+	for (i = 0; i < nprocs; i++)
 		for (j = 0; j < procs[i].nf; j++) {
-			struct finding *f = &procs[i].f[j];
+			struct finding *f = &procs[i].f[j], *g;
 
 			f->proc = &procs[i];
 			f->total = f->count;
 			f->nocc = 1;
-			add_proc(f, f->proc);
+			f->nprocs = 1;
 			if (!merge)
 				continue;
-			for (h = 0; h < nheads; h++)
-				if (same_finding(heads[h], f))
+			hash = finding_hash(f);
+			for (h = hash & (cap - 1); (g = tab[h].f);
+			     h = (h + 1) & (cap - 1))
+				if (tab[h].hash == hash && same_finding(g, f))
 					break;
-			if (h < nheads) {
-				f->merged_into = heads[h];
-				heads[h]->total += f->count;
-				heads[h]->nocc++;
-				add_proc(heads[h], f->proc);
+			if (!g) {
+				tab[h].hash = hash;
+				tab[h].f = f;
 				continue;
 			}
-			heads = xrealloc(heads, nheads + 1, sizeof(*heads));
-			heads[nheads++] = f;
+			f->merged_into = g;
+			g->total += f->count;
+			g->nocc++;
+			add_proc(g, f->proc);
 		}
-	free(heads);
+	free(tab);
 }
 
 /* ---- Text output ------------------------------------------------------- */
@@ -1308,7 +1378,7 @@ static void put_pids(FILE *o, const struct finding *f)
 	size_t i;
 
 	for (i = 0; i < f->nprocs; i++)
-		fprintf(o, "%s%lld", i ? ", " : "", f->procs[i]->pid);
+		fprintf(o, "%s%lld", i ? ", " : "", proc_at(f, i)->pid);
 }
 
 static void put_finding(FILE *o, const struct finding *f, bool merged)
@@ -1520,7 +1590,7 @@ static void put_jfinding(FILE *o, const struct finding *f)
 	fprintf(o, ", \"count\": %llu, \"occurrences\": %zu, \"suppressed\": %s, \"processes\": [",
 		f->total, f->nocc, f->suppressed ? "true" : "false");
 	for (i = 0; i < f->nprocs; i++)
-		fprintf(o, "%s%lld", i ? ", " : "", f->procs[i]->pid);
+		fprintf(o, "%s%lld", i ? ", " : "", proc_at(f, i)->pid);
 	fputs("],\n      \"stack\": ", o);
 	put_jstack(o, &f->stack);
 	fputs(",\n      \"objects\": [", o);
@@ -1604,11 +1674,14 @@ static void output_json(FILE *o)
 /* ---- Arguments --------------------------------------------------------- */
 
 static char **inputs;
-static size_t ninputs;
+static size_t ninputs, cap_inputs;
 
 static void add_input(char *path)
 {
-	inputs = xrealloc(inputs, ninputs + 1, sizeof(*inputs));
+	if (ninputs == cap_inputs) {
+		cap_inputs = cap_inputs ? 2 * cap_inputs : 16;
+		inputs = xrealloc(inputs, cap_inputs, sizeof(*inputs));
+	}
 	inputs[ninputs++] = path;
 }
 
