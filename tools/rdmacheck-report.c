@@ -736,7 +736,31 @@ static const struct jv *jget(const struct jv *o, const char *key)
 	return NULL;
 }
 
-/* ---- JSON writer ------------------------------------------------------- */
+/* ---- Writers ------------------------------------------------------------ */
+
+/* Numbers without printf(): most of the output is frames. */
+static void put_u(FILE *o, unsigned long long v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10));
+	fwrite(p, 1, (size_t)(buf + sizeof(buf) - p), o);
+}
+
+/* "0x" and lowercase digits, as "0x%" PRIxPTR. */
+static void put_x(FILE *o, uintptr_t v)
+{
+	char buf[2 + 2 * sizeof(v)], *p = buf + sizeof(buf);
+
+	do
+		*--p = "0123456789abcdef"[v & 15];
+	while ((v >>= 4));
+	*--p = 'x';
+	*--p = '0';
+	fwrite(p, 1, (size_t)(buf + sizeof(buf) - p), o);
+}
 
 /* Same escaping as the shim: invalid UTF-8 bytes become \u00XX. */
 static void put_jstr(FILE *f, const char *s)
@@ -751,7 +775,12 @@ static void put_jstr(FILE *f, const char *s)
 	end = p + strlen(s);
 	fputc('"', f);
 	while (p < end) {
-		if (*p == '"' || *p == '\\') {
+		for (l = 0; p + l < end && plain(p[l]) && p[l] != 0x7f; l++)
+			;
+		if (l) {
+			fwrite(p, 1, l, f);
+			p += l;
+		} else if (*p == '"' || *p == '\\') {
 			fputc('\\', f);
 			fputc(*p++, f);
 		} else if (*p < 0x20 || *p == 0x7f) {
@@ -1617,13 +1646,26 @@ static const char *kind_text(const char *json_kind)
 /* Strings from the reports: keep each block one line per line. */
 static void put_safe(FILE *o, const char *s)
 {
-	for (; *s; s++)
-		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, o);
+	size_t n;
+
+	while (*s) {
+		for (n = 0; (unsigned char)s[n] >= 0x20 && s[n] != 0x7f; n++)
+			;
+		fwrite(s, 1, n, o);
+		s += n;
+		if (*s) {
+			fputc('?', o);
+			s++;
+		}
+	}
 }
 
 static void put_frame(FILE *o, size_t i, const struct frame *fr)
 {
-	fprintf(o, "    #%zu 0x%" PRIxPTR, i, fr->pc);
+	fputs("    #", o);
+	put_u(o, i);
+	fputc(' ', o);
+	put_x(o, fr->pc);
 	if (fr->function) {
 		fputs(" in ", o);
 		put_safe(o, fr->function);
@@ -1631,12 +1673,16 @@ static void put_frame(FILE *o, size_t i, const struct frame *fr)
 	if (fr->function && fr->file) {
 		fputc(' ', o);
 		put_safe(o, fr->file);
-		if (fr->line)
-			fprintf(o, ":%u", fr->line);
+		if (fr->line) {
+			fputc(':', o);
+			put_u(o, fr->line);
+		}
 	} else if (fr->module) {
 		fputs(" (", o);
 		put_safe(o, fr->module);
-		fprintf(o, "+0x%" PRIxPTR ")", fr->offset);
+		fputc('+', o);
+		put_x(o, fr->offset);
+		fputc(')', o);
 	} else if (!fr->function) {
 		fputs(" (<unknown module>)", o);
 	}
@@ -1881,19 +1927,24 @@ static void put_jstack(FILE *o, const struct stack *st)
 	for (i = 0; i < st->n; i++) {
 		const struct frame *fr = &st->f[i];
 
-		fprintf(o, "%s{\"pc\": \"0x%" PRIxPTR "\", \"module\": ",
-			i ? ", " : "", fr->pc);
+		fputs(i ? ", {\"pc\": \"" : "{\"pc\": \"", o);
+		put_x(o, fr->pc);
+		fputs("\", \"module\": ", o);
 		put_jstr(o, fr->module);
-		if (fr->has_offset)
-			fprintf(o, ", \"offset\": \"0x%" PRIxPTR "\"",
-				fr->offset);
-		else
+		if (fr->has_offset) {
+			fputs(", \"offset\": \"", o);
+			put_x(o, fr->offset);
+			fputc('"', o);
+		} else {
 			fputs(", \"offset\": null", o);
+		}
 		fputs(", \"function\": ", o);
 		put_jstr(o, fr->function);
 		fputs(", \"file\": ", o);
 		put_jstr(o, fr->file);
-		fprintf(o, ", \"line\": %u}", fr->line);
+		fputs(", \"line\": ", o);
+		put_u(o, fr->line);
+		fputc('}', o);
 	}
 	fputc(']', o);
 }
