@@ -5,6 +5,8 @@
 # (.dynsym only), and one with its debug info in a .gnu_debuglink file
 # (the harness's two-file input: FILE, separator, seed.debug).  Kept in
 # git, so the corpus does not depend on the compiler of the day.
+# $small and $exe are lists of options.
+# shellcheck disable=SC2086
 set -eu
 cc=${1:-gcc}
 here=$(cd "$(dirname "$0")" && pwd)
