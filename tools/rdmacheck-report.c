@@ -56,11 +56,25 @@ unsigned rc_stack_frames(rc_stack_id id, const uintptr_t **pcs)
 	return 0;
 }
 
+/*
+ * A caller that must survive bad input (tests/fuzz/fuzz_report.c) points
+ * die_catch at its jmp_buf: die() then jumps there, the message in
+ * die_msg, instead of exiting.  free_reports() frees what was loaded.
+ */
+static jmp_buf *die_catch;
+static char die_msg[512];
+
 static void __attribute__((noreturn, format(printf, 1, 2)))
 die(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (die_catch) {
+		va_start(ap, fmt);
+		vsnprintf(die_msg, sizeof(die_msg), fmt, ap);
+		va_end(ap);
+		longjmp(*die_catch, 1);
+	}
 	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -1234,10 +1248,11 @@ static char *read_file(const char *path, size_t *len)
 /* One finding's tree at a time; the first error is kept for later. */
 struct loading {
 	struct proc *p;
-	struct arena scratch;
 	bool failed;
 	char msg[sizeof(field_msg)];
 };
+
+static struct arena scratch;
 
 static void stream_finding(void *arg, const struct jv *o, size_t i)
 {
@@ -1275,7 +1290,7 @@ static void load_report_buf(const char *path, char *buf, size_t len)
 	const struct jv *argv;
 	struct jparser jp = {
 		.stream_key = "findings",
-		.stream_arena = &l.scratch,
+		.stream_arena = &scratch,
 		.stream_fn = stream_finding,
 		.stream_arg = &l,
 	};
@@ -1290,7 +1305,8 @@ static void load_report_buf(const char *path, char *buf, size_t len)
 		cap_procs = cap_procs ? 2 * cap_procs : 16;
 		procs = xrealloc(procs, cap_procs, sizeof(*procs));
 	}
-	p = &procs[nprocs];
+	/* Counted at once, so that free_reports() finds it after an error. */
+	p = &procs[nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->path = path;
 	p->buf = buf;
@@ -1298,7 +1314,7 @@ static void load_report_buf(const char *path, char *buf, size_t len)
 	c.arena = jp.arena = &p->arena;
 	root = aalloc(&p->arena, 1, sizeof(*root));
 	ok = json_parse(&jp, buf, len, root, err, sizeof(err));
-	arena_free(&l.scratch);
+	arena_reset(&scratch);
 	if (!ok)
 		die("%s: malformed JSON at %s", path, err);
 	if (root->t != J_OBJ)
@@ -1339,7 +1355,6 @@ static void load_report_buf(const char *path, char *buf, size_t len)
 	if (l.failed)
 		die("%s", l.msg);
 	fix_summary(p);
-	nprocs++;
 	/* Findings point back at their process once procs stops moving. */
 }
 
@@ -1353,9 +1368,11 @@ static void load_report(const char *path)
 
 /* ---- Offline symbolization -------------------------------------------- */
 
+static struct arena names;	/* what the symbolizer found */
+
+
 static struct frame **symq;
 static size_t nsymq, capsymq;
-static struct arena names;	/* what the symbolizer found */
 
 static void queue_stack(struct stack *st)
 {
@@ -1624,6 +1641,24 @@ static void merge_all(bool merge)
 			add_proc(g, f->proc);
 		}
 	free(tab);
+}
+
+/* Everything the reports hold, for a caller that loads many. */
+static void free_reports(void)
+{
+	size_t i, j;
+
+	for (i = 0; i < nprocs; i++) {
+		for (j = 0; j < procs[i].nf; j++)
+			free(procs[i].f[j].more_procs);
+		free(procs[i].f);
+		arena_free(&procs[i].arena);
+		free(procs[i].buf);
+	}
+	nprocs = 0;
+	arena_free(&scratch);
+	arena_free(&names);
+	field_catch = NULL;
 }
 
 /* ---- Text output ------------------------------------------------------- */
@@ -2208,5 +2243,6 @@ int main(int argc, char **argv)
 		    strerror(errno));
 
 	total_summary(&t);
+	free_reports();
 	return t.errors || t.leaks ? 1 : 0;
 }
