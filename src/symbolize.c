@@ -694,9 +694,13 @@ static bool read_entries_v5(struct rd *r, const struct lctx *c, bool files,
 			else if (v == DW_LNCT_directory_index)
 				dir = val;
 		}
+		/*
+		 * Directory 0 is the compilation directory: relative to
+		 * it are the others, not itself.
+		 */
 		if (!files) {
 			(*dirs)[i] = path;
-		} else if (!add_file(c->m, *ndirs ? (*dirs)[0] : NULL,
+		} else if (!add_file(c->m, dir && *ndirs ? (*dirs)[0] : NULL,
 				     dir < *ndirs ? (*dirs)[dir] : NULL,
 				     path)) {
 			return false;

@@ -136,6 +136,23 @@ run "$tool" gone.json
 	pass "missing module: module+offset kept" ||
 	fail "missing module: exit $rc: $(show)"
 
+# DWARF 5 names the compilation directory as directory 0; a file in it
+# is there once, also when the directory is relative (-ffile-prefix-map).
+# tests/fuzz/symbolize/dwarf5: built in tests/fuzz, mapped to tests/fuzz.
+elf=$top_srcdir/tests/fuzz/symbolize/dwarf5
+cat >dwarf5.json <<EOF
+{"tool": "rdmacheck", "pid": 7, "status": "crashed", "findings": [
+ {"rule": "leak-id", "severity": "leak", "call": null, "count": 1,
+  "message": "cm id 0x1 leaked", "stack": [{"pc": "0x40012a",
+  "module": "$elf", "offset": "0x40012a", "function": null, "file": null,
+  "line": 0}]}],
+ "summary": {"errors": 0, "warnings": 0, "leaks": 1, "suppressed": 0}}
+EOF
+run "$tool" dwarf5.json
+echo "$out" | grep -qx '    #0 0x40012a in _start tests/fuzz/elf_seed.c:21' &&
+	pass "DWARF 5, relative compilation directory: named once" ||
+	fail "DWARF 5 file path: $(show)"
+
 # --- Merge: the two runs of leaks collapse; leaks are summed.
 run "$tool" "$leaks1" "$leaks2"
 n_unmerged=$(count '\[leak-qp\]$' "$out")
