@@ -927,7 +927,7 @@ static void ctx_where(const struct ctx *c, char *w, size_t len)
  * before it: bad_field() then leaves its message here and jumps back.
  */
 static jmp_buf *field_catch;
-static char field_msg[512];
+static char field_msg[PATH_MAX + 256];	/* the path opened, and more */
 
 static void __attribute__((noreturn))
 bad_field(const struct ctx *c, const char *key, const char *what)

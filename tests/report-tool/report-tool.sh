@@ -291,6 +291,13 @@ sed 's/"count": 1,/"count": "1",/' "$dd" >type2.json
 expect2 "count as a string" \
 	'type2.json: findings\[0\].count: expected a number' \
 	type2.json
+# A bad finding's message is whole, however long the file's name.
+long=$(printf '%0200d' 0)/$(printf '%0200d' 1)/$(printf '%0200d' 2)
+mkdir -p "$long"
+cp type2.json "$long/type2.json"
+expect2 "count as a string, a long path" \
+	"$long/type2.json: findings\\[0\\].count: expected a number" \
+	"$long/type2.json"
 sed 's/"offset": "0x[0-9a-f]*"/"offset": 42/' "$dd" >type3.json
 expect2 "offset as a number" \
 	'type3.json: findings\[0\].stack\[0\].offset: expected a string' \
