@@ -14,7 +14,7 @@
  * decoded in place; the parse tree of its top level and its model
  * (findings, stacks, objects) come from its arena; each finding's parse
  * tree lives only while it is converted.  A report costs little more
- * than its size.
+ * than its size.  Reports that are regular files load in parallel.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -25,6 +25,7 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -35,6 +36,7 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "report.h"
 #include "rules.h"
@@ -57,12 +59,13 @@ unsigned rc_stack_frames(rc_stack_id id, const uintptr_t **pcs)
 }
 
 /*
- * A caller that must survive bad input (tests/fuzz/fuzz_report.c) points
- * die_catch at its jmp_buf: die() then jumps there, the message in
- * die_msg, instead of exiting.  free_reports() frees what was loaded.
+ * A caller that must survive bad input points die_catch at its jmp_buf:
+ * die() then jumps there, the message in die_msg, instead of exiting.
+ * The threads that load reports do (load_all()), and so does
+ * tests/fuzz/fuzz_report.c; free_reports() frees what was loaded.
  */
-static jmp_buf *die_catch;
-static char die_msg[512];
+static __thread jmp_buf *die_catch;
+static __thread char die_msg[PATH_MAX + 256];
 
 static void __attribute__((noreturn, format(printf, 1, 2)))
 die(const char *fmt, ...)
@@ -233,8 +236,8 @@ struct jent {
 	struct jv v;
 };
 
-static struct jent *jstk;
-static size_t jstk_cap;
+static __thread struct jent *jstk;
+static __thread size_t jstk_cap;
 
 /*
  * The value of the top-level object's first stream_key, when an array,
@@ -926,8 +929,8 @@ static void ctx_where(const struct ctx *c, char *w, size_t len)
  * parsed, but a bad one must be reported as if after the fields that come
  * before it: bad_field() then leaves its message here and jumps back.
  */
-static jmp_buf *field_catch;
-static char field_msg[PATH_MAX + 256];	/* the path opened, and more */
+static __thread jmp_buf *field_catch;
+static __thread char field_msg[PATH_MAX + 256]; /* the path, and more */
 
 static void __attribute__((noreturn))
 bad_field(const struct ctx *c, const char *key, const char *what)
@@ -1252,7 +1255,7 @@ struct loading {
 	char msg[sizeof(field_msg)];
 };
 
-static struct arena scratch;
+static __thread struct arena scratch;
 
 static void stream_finding(void *arg, const struct jv *o, size_t i)
 {
@@ -1282,8 +1285,9 @@ static void stream_finding(void *arg, const struct jv *o, size_t i)
 	p->nf++;
 }
 
-/* The report in buf[0..len), which it keeps. */
-static void load_report_buf(const char *path, char *buf, size_t len)
+/* The report in buf[0..len), which it keeps, as process *p. */
+static void load_into(struct proc *p, const char *path, char *buf,
+		      size_t len)
 {
 	struct ctx c = { .path = path };
 	struct loading l = { 0 };
@@ -1294,19 +1298,12 @@ static void load_report_buf(const char *path, char *buf, size_t len)
 		.stream_fn = stream_finding,
 		.stream_arg = &l,
 	};
-	struct proc *p;
 	struct jv *root;
 	char err[256];
 	const char *tool;
 	size_t i, mark;
 	bool ok;
 
-	if (nprocs == cap_procs) {
-		cap_procs = cap_procs ? 2 * cap_procs : 16;
-		procs = xrealloc(procs, cap_procs, sizeof(*procs));
-	}
-	/* Counted at once, so that free_reports() finds it after an error. */
-	p = &procs[nprocs++];
 	memset(p, 0, sizeof(*p));
 	p->path = path;
 	p->buf = buf;
@@ -1358,12 +1355,118 @@ static void load_report_buf(const char *path, char *buf, size_t len)
 	/* Findings point back at their process once procs stops moving. */
 }
 
+/* The next process's report, in buf[0..len). */
+static void load_report_buf(const char *path, char *buf, size_t len)
+{
+	if (nprocs == cap_procs) {
+		cap_procs = cap_procs ? 2 * cap_procs : 16;
+		procs = xrealloc(procs, cap_procs, sizeof(*procs));
+	}
+	/* Counted at once, so that free_reports() finds it after an error. */
+	load_into(&procs[nprocs++], path, buf, len);
+}
+
 static void load_report(const char *path)
 {
 	size_t len;
 	char *buf = read_file(path, &len);
 
 	load_report_buf(path, buf, len);
+}
+
+/* What a loading thread keeps for itself. */
+static void free_thread_state(void)
+{
+	arena_free(&scratch);
+	free(jstk);
+	jstk = NULL;
+	jstk_cap = 0;
+}
+
+/*
+ * Loading many reports: each thread takes the next input, loads it into
+ * its slot of procs[] and keeps die()'s message when it fails; the first
+ * input that failed is reported once all are done, as if they had been
+ * loaded one after the other.
+ */
+#define LOAD_THREADS 8
+
+struct batch {
+	char **paths;
+	size_t n, next;		/* next is taken atomically */
+	char **errs;		/* per input: why it failed, or NULL */
+};
+
+static void load_one(struct batch *b, size_t i)
+{
+	jmp_buf jb;
+	size_t len;
+	char *buf;
+
+	if (setjmp(jb)) {
+		die_catch = NULL;
+		field_catch = NULL;
+		b->errs[i] = strdup(die_msg);
+		if (!b->errs[i])
+			b->errs[i] = (char *)"out of memory";
+		return;
+	}
+	die_catch = &jb;
+	buf = read_file(b->paths[i], &len);
+	load_into(&procs[i], b->paths[i], buf, len);
+	die_catch = NULL;
+}
+
+static void *load_thread(void *arg)
+{
+	struct batch *b = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED)) < b->n)
+		load_one(b, i);
+	free_thread_state();
+	return NULL;
+}
+
+/*
+ * Regular files load in parallel, on as many threads as there are CPUs;
+ * anything else (standard input, a pipe) in order, in this thread.
+ */
+static void load_all(char **paths, size_t n)
+{
+	pthread_t tid[LOAD_THREADS];
+	struct batch b = { .paths = paths, .n = n };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nthreads = n, started = 0, i;
+	struct stat st;
+
+	if (ncpu > 0 && nthreads > (size_t)ncpu)
+		nthreads = (size_t)ncpu;
+	if (nthreads > LOAD_THREADS)
+		nthreads = LOAD_THREADS;
+	for (i = 0; i < n && nthreads > 1; i++)
+		if (!strcmp(paths[i], "-") || stat(paths[i], &st) ||
+		    !S_ISREG(st.st_mode))
+			nthreads = 1;
+	if (nthreads <= 1) {
+		for (i = 0; i < n; i++)
+			load_report(paths[i]);
+		return;
+	}
+	procs = xcalloc(n, sizeof(*procs));
+	nprocs = cap_procs = n;
+	b.errs = xcalloc(n, sizeof(*b.errs));
+	/* This thread is one of them. */
+	while (started + 1 < nthreads &&
+	       !pthread_create(&tid[started], NULL, load_thread, &b))
+		started++;
+	load_thread(&b);
+	for (i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	for (i = 0; i < n; i++)
+		if (b.errs[i])
+			die("%s", b.errs[i]);
+	free(b.errs);
 }
 
 /* ---- Offline symbolization -------------------------------------------- */
@@ -1656,7 +1759,7 @@ static void free_reports(void)
 		free(procs[i].buf);
 	}
 	nprocs = 0;
-	arena_free(&scratch);
+	free_thread_state();
 	arena_free(&names);
 	field_catch = NULL;
 }
@@ -2177,7 +2280,6 @@ int main(int argc, char **argv)
 	struct summary t;
 	struct stat st;
 	FILE *o = stdout;
-	size_t i;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "mjs:o:hV", longopts, NULL)) != -1) {
@@ -2223,8 +2325,7 @@ int main(int argc, char **argv)
 		else
 			add_input(argv[optind]);
 	}
-	for (i = 0; i < ninputs; i++)
-		load_report(inputs[i]);
+	load_all(inputs, ninputs);
 
 	/* Suppressions match function and file names too. */
 	if (!summary_only || rc_suppress_count())
