@@ -12,7 +12,10 @@
  *    and one path record, so that rdma_init_qp_attr(RTR) on it gives the
  *    initiator's GID as dgid (and the active side the passive's);
  *  - RDMA_OPTION_ID_ACK_TIMEOUT: the RTS timeout rdma_init_qp_attr gives
- *    and the QP gets; RC ids only, one byte.
+ *    and the QP gets; RC ids only, one byte; and the transport timeout
+ *    it makes: a SEND towards a destroyed QP fails with RETRY_EXC_ERR
+ *    within 5 s with 5 (4.096 us * 2^5), not within 1.5 s with 22
+ *    (17 s; the default 14 gives 67 ms).
  *
  * Both ends in this process, on 127.0.0.1 and the address of
  * RDMACHECK_TEST_ADDR when set; an alarm turns a hang into a failure.
@@ -21,9 +24,11 @@
 
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <arpa/inet.h>
 #include <rdma/rdma_cma.h>
@@ -203,7 +208,8 @@ static void teardown(struct conn *k)
 	CHECK(ibv_dereg_mr(k->cmr) == 0);
 	CHECK(ibv_dereg_mr(k->smr) == 0);
 	rdma_destroy_qp(k->c);
-	rdma_destroy_qp(k->s);
+	if (k->s->qp)
+		rdma_destroy_qp(k->s);
 	CHECK(ibv_destroy_cq(k->ccq) == 0);
 	CHECK(ibv_destroy_cq(k->scq) == 0);
 	CHECK(rdma_destroy_id(k->s) == 0);
@@ -360,6 +366,69 @@ static void test_ack_timeout(void)
 	       failures > before ? "FAIL" : "ok");
 }
 
+/* The first completion on cq within ms milliseconds (polled); 0: none. */
+static int wc_within(struct ibv_cq *cq, int ms, struct ibv_wc *wc)
+{
+	struct timespec t0, t;
+	int n;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
+		n = ibv_poll_cq(cq, 1, wc);
+		REQUIRE(n >= 0);
+		if (n)
+			return 1;
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while ((t.tv_sec - t0.tv_sec) * 1000 +
+		 (t.tv_nsec - t0.tv_nsec) / 1000000 < ms);
+	return 0;
+}
+
+/* A SEND from the client after the server's QP is gone, with ack. */
+static void ack_timeout_send(int port, int ack, int fires_ms, int quiet_ms)
+{
+	struct ibv_sge sge;
+	struct ibv_send_wr wr, *bad;
+	struct ibv_wc wc;
+	struct conn k;
+
+	connect_pair(&k, port, 1, ack);
+	rdma_destroy_qp(k.s);
+	memset(&wr, 0, sizeof(wr));
+	sge.addr = (uintptr_t)k.cbuf;
+	sge.length = 8;
+	sge.lkey = k.cmr->lkey;
+	wr.wr_id = 7;
+	wr.sg_list = &sge;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	REQUIRE(ibv_post_send(k.c->qp, &wr, &bad) == 0);
+	if (fires_ms) {
+		CHECK(wc_within(k.ccq, fires_ms, &wc) && wc.wr_id == 7 &&
+		      wc.status == IBV_WC_RETRY_EXC_ERR);
+	} else {
+		int early = wc_within(k.ccq, quiet_ms, &wc);
+
+		CHECK(!early);
+		if (early)
+			fprintf(stderr, "cm_qp: ack %d: %s within %d ms\n",
+				ack, ibv_wc_status_str(wc.status), quiet_ms);
+	}
+	teardown(&k);
+}
+
+static void test_ack_timeout_effect(void)
+{
+	int before = failures;
+
+	ack_timeout_send(PORT + 4, 5, 5000, 0);
+	ack_timeout_send(PORT + 5, 22, 0, 1500);
+	printf("cm_qp: ACK_TIMEOUT sets the transport timeout: %s\n",
+	       failures > before ? "FAIL" : "ok");
+}
+
 int main(void)
 {
 	const char *a = getenv("RDMACHECK_TEST_ADDR");
@@ -375,6 +444,7 @@ int main(void)
 	test_no_resources();
 	test_routes();
 	test_ack_timeout();
+	test_ack_timeout_effect();
 	if (failures)
 		fprintf(stderr, "cm_qp: %d failure(s)\n", failures);
 	else
