@@ -2,6 +2,8 @@
 # tests/programs/cmtime.sh: cmtime (CM only: 100, 1000 and 10000
 # connections through resolve, route, QP creation, connect, disconnect) on
 # the loopback backend.  The 44.0 server never exits, so it is killed.
+# ulimit -n and -H are in dash, bash and busybox sh, if not in POSIX:
+# shellcheck disable=SC3045
 . "${top_srcdir:-.}/tests/programs/lib.sh"
 lo_need cmtime
 
