@@ -22,26 +22,10 @@
 #include <arpa/inet.h>
 #include <rdma/rdma_cma.h>
 
+#include "../lib/tcheck.h"
+
 #define N	200
 #define PORT	7490
-
-static int failures;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: FAIL: %s (errno %d)\n",		\
-			__FILE__, __LINE__, #cond, errno);		\
-		failures++;						\
-	}								\
-} while (0)
-
-#define REQUIRE(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: FATAL: %s (errno %d)\n",	\
-			__FILE__, __LINE__, #cond, errno);		\
-		exit(1);						\
-	}								\
-} while (0)
 
 static int nfds(void)
 {

@@ -28,25 +28,9 @@
 #include <arpa/inet.h>
 #include <rdma/rdma_cma.h>
 
+#include "../lib/tcheck.h"
+
 #define PORT	7495
-
-static int failures;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: FAIL: %s (errno %d)\n",		\
-			__FILE__, __LINE__, #cond, errno);		\
-		failures++;						\
-	}								\
-} while (0)
-
-#define REQUIRE(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: FATAL: %s (errno %d)\n",	\
-			__FILE__, __LINE__, #cond, errno);		\
-		exit(1);						\
-	}								\
-} while (0)
 
 static struct rdma_event_channel *ch;
 
