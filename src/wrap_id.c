@@ -48,27 +48,32 @@ void rc_track_id(struct rc_call *c, struct rdma_cm_id *id, unsigned flags,
 
 struct left_arg {
 	bool gone;	/* a private channel that lost its last id */
+	int fd;
 };
 
 static void left_fn(struct rc_obj *o, void *arg)
 {
+	struct left_arg *a = arg;
+
 	if (o->destroyed)
 		return;
 	o->u.ch.nids--;
-	((struct left_arg *)arg)->gone = o->u.ch.nids <= 0 &&
-					 (o->flags & RC_F_LIB);
+	a->gone = o->u.ch.nids <= 0 && (o->flags & RC_F_LIB);
+	a->fd = o->u.ch.fd;
 }
 
 void rc_id_left_channel(struct rc_call *c, struct rc_ref channel)
 {
-	struct left_arg a = { false };
+	struct left_arg a = { false, -1 };
 
 	/* librdmacm frees a private channel with its id (or when the id
 	 * migrates away from it): it goes whether or not we saw the call. */
 	if (channel.h && rc_reg_update(channel.h, channel.gen, left_fn, &a) &&
-	    a.gone)
+	    a.gone) {
+		rc_fd_untrack(a.fd, channel.h);
 		rc_reg_destroy(channel.h, channel.gen, c->tid,
 			       rc_call_stack(c));
+	}
 }
 
 static void id_destroyed(struct rc_call *c, const struct rc_obj *o)
@@ -407,6 +412,11 @@ void rdma_destroy_ep(struct rdma_cm_id *id)
 			return;
 		if (o.handle && !rc_inside_begin(&c, &o))
 			return;
+		if (o.handle && RC_ID(&o)->qp &&
+		    !rc_qp_check_destroy(&c, RC_ID(&o))) {
+			rc_inside_end(&c);
+			return;
+		}
 	}
 	if (c.skip)
 		o.handle = 0;
