@@ -69,10 +69,12 @@ END {
 		exit 1
 	}
 }
+# OP entries (inline functions followed through context operations)
+# have no symbol to export.
 function syms_of(v,    i, s) {
 	s = ""
 	for (i = 0; i < cnt; i++)
-		if (ver[i] == v)
+		if (ver[i] == v && how[i] != "OP")
 			s = s "\t\t" name[i] ";\n"
 	return s
 }
@@ -96,7 +98,7 @@ function lib_of(v) {
 function print_map(    i, j, t, v, prev, order, nv, seen, priv) {
 	nv = 0
 	for (i = 0; i < cnt; i++)
-		if (in_base(ver[i]) && !(ver[i] in seen)) {
+		if (in_base(ver[i]) && how[i] != "OP" && !(ver[i] in seen)) {
 			seen[ver[i]] = 1
 			order[nv++] = ver[i]
 		}

@@ -140,8 +140,8 @@ void rc_interpose_init(void)
 	/* libc's functions may be called from a signal handler (close in a
 	 * crash report): resolve them now, not on first use there. */
 	for (i = 0; i < RC_FN_COUNT; i++)
-		if (module_of_fn(&rc_fn_info[i]) == RC_MOD_USER)
-			rc_real_fn(i);
+		if (!strncmp(rc_fn_info[i].version, "GLIBC", 5))
+			rc_real_fn((enum rc_fn)i);
 }
 
 /*
@@ -357,6 +357,7 @@ ret RC_NAME(name) RC_PARAMS(name, params)				\
 
 #define RC_GEN_WRAP(ret, name, fail, params, args)
 #define RC_GEN_WRAPV(ret, name, fail, params, args)
+#define RC_GEN_OP(ret, name, fail, params, args)
 
 #define RC_API(how, ret, name, ver, fail, params, args, effect) \
 	RC_GEN_##how(ret, name, fail, params, args)

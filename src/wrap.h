@@ -189,6 +189,7 @@ void rc_thread_atfork_child(void);
 
 struct rdma_cm_id;
 struct ibv_context;
+struct rc_v_links;
 
 /*
  * wrap_sync.c: what librdmacm keeps for an id, derived after a user call
@@ -217,6 +218,8 @@ void rc_qp_set_owner(const struct rc_obj *id);
 /* Before id's QP goes with rdma_destroy_qp or rdma_destroy_ep: the
  * events it (and the CQs librdmacm made for it) still owes. */
 bool rc_qp_check_destroy(struct rc_call *c, struct rdma_cm_id *id);
+/* What a QP (SRQ) was made on and uses, read from the object. */
+void rc_qp_links(enum rc_kind kind, void *h, struct rc_v_links *l);
 
 /* wrap_event.c: add delta to the counts an event is charged to. */
 void rc_event_settle(const struct rc_obj *e, int delta);

@@ -84,7 +84,7 @@ static void owner_fn(struct rc_obj *q, void *arg)
 }
 
 /* What librdmacm made the QP (SRQ) from: its PD, CQs, SRQ. */
-static void links_of(enum rc_kind kind, void *h, struct rc_v_links *l)
+void rc_qp_links(enum rc_kind kind, void *h, struct rc_v_links *l)
 {
 	struct ibv_qp *qp = h;
 	struct ibv_srq *srq = h;
@@ -126,7 +126,7 @@ void rc_track_owned(struct rc_call *c, struct rdma_cm_id *id,
 		return;
 	}
 	/* Made where we could not see (an inline call of librdmacm's). */
-	links_of(kind, h, &l);
+	rc_qp_links(kind, h, &l);
 	rc_v_lib_object(c, kind, h, &l);
 	if (rc_reg_get((uintptr_t)h, &q) && q.kind == kind && !q.destroyed)
 		rc_reg_update(q.handle, q.gen, owner_fn, &a);
@@ -311,7 +311,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 	}
 	qp = RC_FWD(&c, RC_REAL(ibv_create_qp)(pd, qp_init_attr));
 	if (qp) {
-		links_of(RC_K_QP, qp, &l);
+		rc_qp_links(RC_K_QP, qp, &l);
 		rc_v_track(&c, RC_K_QP, qp, &l, 0, &o);
 	}
 	return qp;
@@ -375,7 +375,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 	}
 	srq = RC_FWD(&c, RC_REAL(ibv_create_srq)(pd, srq_init_attr));
 	if (srq) {
-		links_of(RC_K_SRQ, srq, &l);
+		rc_qp_links(RC_K_SRQ, srq, &l);
 		l.parent = pd;
 		rc_v_track(&c, RC_K_SRQ, srq, &l, 0, &o);
 	}
