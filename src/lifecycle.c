@@ -43,6 +43,7 @@ static const int fatal_signals[] = {
 static void atfork_child(void)
 {
 	rc_gettid_atfork_child();
+	rc_hot_tid = 0;		/* the child's thread has another id */
 	rc_thread_atfork_child();
 	rc_pid_atfork_child();
 	rc_reg_atfork_child();
@@ -268,24 +269,26 @@ static struct leak_group *leak_group(struct leak_ctx *x, enum rc_rule rule,
  */
 static void leak_cq_events(struct leak_ctx *x, const struct rc_obj *o)
 {
-	const struct rc_evhold *e = &o->u.vb.cq_ev;
+	const struct rc_evhold *e;
+	struct rc_cq_state st;
 	struct leak_group *g;
 	struct rc_obj ev;
 
-	if (o->u.vb.cq_unacked <= 0 || !e->user)
+	if (!rc_cq_count_get(o->handle, o->gen, &st) || st.unacked <= 0 ||
+	    !st.hold.user)
 		return;
+	e = &st.hold;
 	g = leak_group(x, RC_R_LEAK_CQ_EVENTS, e->stack);
 	if (!g)
 		return;
-	g->f.count += o->u.vb.cq_unacked;
+	g->f.count += st.unacked;
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = RC_K_CQ_EVENTS;
 	ev.handle = o->handle;
 	ev.created_tid = e->tid;
 	ev.created_stack = e->stack;
 	rc_finding_add(&g->f, &ev, "%d fetched for CQ %p, the first by "
-		       "thread %d", o->u.vb.cq_unacked, (void *)o->handle,
-		       e->tid);
+		       "thread %d", st.unacked, (void *)o->handle, e->tid);
 }
 
 static void leak_fn(const struct rc_obj *o, void *arg)

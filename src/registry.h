@@ -36,8 +36,8 @@ enum rc_obj_flags {
 
 /*
  * Who fetched the first of the events still unacked on a verbs object
- * (completion events of a CQ, async events of a QP, CQ, SRQ or WQ): the
- * events themselves are only counted.
+ * (async events of a QP, CQ, SRQ or WQ; a CQ's completion events, in
+ * cqcount.c): the events themselves are only counted.
  */
 struct rc_evhold {
 	pid_t tid;		/* the fetching thread */
@@ -115,12 +115,11 @@ struct rc_obj {
 						 * its completion channel */
 			int nchild;		/* live objects made on it */
 			int nusers;		/* live objects using it */
-			int cq_unacked;		/* CQ: completion events
-						 * fetched, not acked */
 			int async_unacked;	/* async events fetched for
 						 * it, not acked */
 			int async_seen;		/* async events ever fetched */
-			struct rc_evhold cq_ev, async_ev;
+			struct rc_evhold async_ev;
+			/* A CQ's completion events: cqcount.c. */
 		} vb;
 	} u;
 };

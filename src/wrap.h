@@ -7,6 +7,7 @@
 #ifndef RC_WRAP_H
 #define RC_WRAP_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -54,6 +55,33 @@ void rc_call_end(struct rc_call *c);
 
 /* Start a call: init check, recursion guard, classification. */
 void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr);
+
+/*
+ * The same for the calls made once per completion (ibv_get_cq_event,
+ * ibv_ack_cq_events): once the shim is set up and this thread has made a
+ * call, what is left is classification and the thread id.
+ */
+extern bool rc_hot_ok;			/* set up, used, verbosity 0 */
+extern RC_TLS bool rc_hot_thread;	/* this thread has been set up */
+extern RC_TLS pid_t rc_hot_tid;		/* its id, 0 after a fork */
+static inline void rc_call_begin_hot(struct rc_call *c, enum rc_fn fn,
+				     uintptr_t ret_addr)
+{
+	if (RC_UNLIKELY(!__atomic_load_n(&rc_hot_ok, __ATOMIC_RELAXED) ||
+			!rc_hot_thread || !rc_hot_tid || rc_busy)) {
+		rc_call_begin(c, fn, ret_addr);
+		return;
+	}
+	c->err = errno;
+	c->fwd = false;
+	c->fn = fn;
+	c->skip = false;
+	c->mod = rc_caller_module(ret_addr);
+	c->internal = c->mod != RC_MOD_USER;
+	c->tid = rc_hot_tid;
+	c->stack = 0;
+	c->inside = (struct rc_ref){ 0, 0 };
+}
 
 /* The call's stack, captured once. */
 rc_stack_id rc_call_stack(struct rc_call *c);
@@ -285,6 +313,29 @@ void rc_v_lib_object(struct rc_call *c, enum rc_kind kind, const void *h,
 bool rc_v_check_async(struct rc_call *c, const struct rc_obj *o);
 bool rc_v_check_cq_events(struct rc_call *c, const struct rc_obj *o,
 			  enum rc_rule rule);
+
+/*
+ * cqcount.c: a CQ's completion events fetched and not acked, counted
+ * without a lock (the hot path of event-driven programs).  A cell per CQ
+ * record (add when made, del when gone, by generation).
+ */
+struct rc_cqcount;
+struct rc_cq_state {
+	int unacked;
+	struct rc_evhold hold;
+};
+void rc_cq_count_add(uintptr_t cq, uint32_t gen);
+void rc_cq_count_del(uintptr_t cq, uint32_t gen);
+struct rc_cqcount *rc_cq_count(uintptr_t cq);
+bool rc_cq_count_get(uintptr_t cq, uint32_t gen, struct rc_cq_state *s);
+/* One more fetched; true when the caller should capture the stack (the
+ * first unacked event, at a new call site) for rc_cq_set_stack. */
+bool rc_cq_fetched(struct rc_cqcount *p, pid_t tid, uint32_t tgen,
+		   uintptr_t ra, bool user);
+void rc_cq_set_stack(struct rc_cqcount *p, uintptr_t ra, rc_stack_id st);
+/* n acked (no more than were fetched with clamp): how many were taken;
+ * *before is the count there was. */
+int rc_cq_acked(struct rc_cqcount *p, int n, bool clamp, int *before);
 
 /* The kind a QP/CQ/SRQ/WQ async event names, RC_K_COUNT for others. */
 enum rc_kind rc_v_async_kind(int event_type);

@@ -6,11 +6,11 @@
  * ibv_destroy_cq waits until every event ibv_get_cq_event returned for the
  * CQ was acked with ibv_ack_cq_events (libibverbs compares its count of
  * acks with the kernel's count of events read), so one ack missing, or one
- * too many, is a hang.  The events are only counted, per CQ, in its
- * record: a get or an ack is one registry update and no stack capture
- * (event-driven programs make them once per completion).  Who fetched the
- * first of the events still unacked, and where, is kept; the stack only
- * when that happens at a new call site.
+ * too many, is a hang.  The events are only counted, per CQ, without a
+ * lock (cqcount.c): a get or an ack is one lookup, one atomic and no stack
+ * capture (event-driven programs make them once per completion).  Who
+ * fetched the first of the events still unacked, and where, is kept; the
+ * stack only when that happens at a new call site.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -192,12 +192,16 @@ static bool report_unacked(struct rc_call *c, const struct rc_obj *o,
 bool rc_v_check_cq_events(struct rc_call *c, const struct rc_obj *o,
 			  enum rc_rule rule)
 {
+	struct rc_cq_state st;
 	struct rc_finding f;
-	int n = o->u.vb.cq_unacked;
 	bool refuse;
+	int n;
 
+	if (!rc_cq_count_get(o->handle, o->gen, &st))
+		return true;
+	n = st.unacked;
 	if (n > 0)
-		return !(report_unacked(c, o, rule, n, &o->u.vb.cq_ev, false,
+		return !(report_unacked(c, o, rule, n, &st.hold, false,
 				"the destroy waits for them forever") &&
 			 rc_opt.protect);
 	if (n == 0)
@@ -266,69 +270,22 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 
 /* ---- completion events ------------------------------------------------ */
 
-struct fetch_arg {
-	pid_t tid;
-	uint32_t tgen;
-	uintptr_t ra;
-	bool user;
-	bool found;
-	bool want_stack;
-	uint32_t gen;
-};
-
-static void fetch_fn(struct rc_obj *o, void *arg)
-{
-	struct fetch_arg *a = arg;
-	struct rc_evhold *e = &o->u.vb.cq_ev;
-
-	if (o->kind != RC_K_CQ || o->destroyed)
-		return;
-	a->found = true;
-	a->gen = o->gen;
-	if (o->u.vb.cq_unacked++ == 0) {
-		e->tid = a->tid;
-		e->tgen = a->tgen;
-		e->multi = 0;
-		e->user = a->user;
-		/* One stack per call site: a get loop captures once. */
-		if (e->ra != a->ra || !e->stack) {
-			e->ra = a->ra;
-			a->want_stack = true;
-		}
-	} else {
-		e->multi |= e->tid != a->tid;
-		e->user |= a->user;
-	}
-}
-
-struct stack_arg {
-	uintptr_t ra;
-	rc_stack_id stack;
-};
-
-static void stack_fn(struct rc_obj *o, void *arg)
-{
-	struct stack_arg *a = arg;
-
-	if (o->u.vb.cq_ev.ra == a->ra)
-		o->u.vb.cq_ev.stack = a->stack;
-}
-
-/* A CQ we never saw made (ibv_create_cq_ex on a context whose operations
- * we could not wrap, a provider's own call): known from now on. */
-static void adopt_cq(struct rc_call *c, struct ibv_cq *cq)
+/* A CQ we never saw made (a provider's own call, a context whose
+ * operations we could not follow): known from now on. */
+static struct rc_cqcount *adopt_cq(struct rc_call *c, struct ibv_cq *cq)
 {
 	struct rc_obj o;
 
 	rc_v_track(c, RC_K_CQ, cq, NULL, RC_F_SEEN, &o);
+	return rc_cq_count((uintptr_t)cq);
 }
 
 int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 		     void **cq_context)
 {
-	struct fetch_arg a;
-	struct stack_arg s;
+	struct rc_cqcount *p;
 	struct rc_obj o;
+	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
 	RC_CALL(c);
 	int ret;
 
@@ -336,76 +293,45 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 		errno = ENOSYS;
 		return -1;
 	}
-	if (!rc_v_begin(&c, RC_FN_ibv_get_cq_event,
-			(uintptr_t)__builtin_return_address(0)))
+	rc_call_begin_hot(&c, RC_FN_ibv_get_cq_event, ra);
+	if (c.skip || c.mod == RC_MOD_VERBS || c.mod == RC_MOD_SELF)
 		return RC_FWD(&c, RC_REAL(ibv_get_cq_event)(channel, cq,
 							     cq_context));
 	ret = RC_FWD(&c, RC_REAL(ibv_get_cq_event)(channel, cq, cq_context));
-	if (ret) {
+	if (RC_UNLIKELY(ret)) {
 		/* A destroyed channel's stale fd, not an interrupted wait. */
 		if (!c.internal && c.err != EINTR && c.err != EAGAIN)
 			rc_v_require(&c, RC_K_COMP_CHANNEL, channel, RC_USE,
 				     &o);
 		return ret;
 	}
-	a.tid = c.tid;
-	a.tgen = c.internal ? 0 : rc_thread_self(&c);
-	a.ra = (uintptr_t)__builtin_return_address(0);
-	a.user = !c.internal;
-	a.found = a.want_stack = false;
-	rc_reg_update((uintptr_t)*cq, 0, fetch_fn, &a);
-	if (RC_UNLIKELY(!a.found)) {
-		adopt_cq(&c, *cq);
-		rc_reg_update((uintptr_t)*cq, 0, fetch_fn, &a);
-	}
-	if (RC_UNLIKELY(a.want_stack)) {
-		s.ra = a.ra;
-		s.stack = rc_call_stack(&c);
-		rc_reg_update((uintptr_t)*cq, a.gen, stack_fn, &s);
-	}
+	p = rc_cq_count((uintptr_t)*cq);
+	if (RC_UNLIKELY(!p) && !(p = adopt_cq(&c, *cq)))
+		return ret;
+	if (RC_UNLIKELY(rc_cq_fetched(p, c.tid,
+				      c.internal ? 0 : rc_thread_self(&c), ra,
+				      !c.internal)))
+		rc_cq_set_stack(p, ra, rc_call_stack(&c));
 	return ret;
 }
 
-struct ack_arg {
-	int n;
-	bool clamp;		/* protect=1: ack no more than fetched */
-	bool found;
-	int before;
-	int took;
-};
-
-static void ack_fn(struct rc_obj *o, void *arg)
-{
-	struct ack_arg *a = arg;
-
-	if (o->kind != RC_K_CQ || o->destroyed)
-		return;
-	a->found = true;
-	a->before = o->u.vb.cq_unacked;
-	a->took = a->n;
-	if (a->clamp && a->took > a->before)
-		a->took = a->before > 0 ? a->before : 0;
-	o->u.vb.cq_unacked -= a->took;
-	if (o->u.vb.cq_unacked <= 0)
-		o->u.vb.cq_ev.tid = 0;
-}
-
-static void report_over_ack(struct rc_call *c, struct ibv_cq *cq,
-			    const struct ack_arg *a)
+static void report_over_ack(struct rc_call *c, struct ibv_cq *cq, int n,
+			    int before, int took, bool clamp)
 {
 	struct rc_finding f;
 	struct rc_obj o;
 
 	if (!rc_v_live(cq, RC_K_CQ, &o))
 		return;
+	if (before < 0)
+		before = 0;
 	rc_finding_init(&f, RC_R_CQ_EVENTS_OVER_ACKED, c,
 			"ibv_ack_cq_events(%p, %d): only %d completion "
 			"event%s fetched for this CQ %s unacked; "
 			"ibv_destroy_cq would wait forever%s", (void *)cq,
-			a->n, a->before > 0 ? a->before : 0,
-			a->before == 1 ? "" : "s",
-			a->before == 1 ? "is" : "are",
-			a->clamp ? a->took ? "; only those were acked" :
+			n, before, before == 1 ? "" : "s",
+			before == 1 ? "is" : "are",
+			clamp ? took ? "; only those were acked" :
 			"; not forwarded" : "");
 	rc_finding_add(&f, &o, NULL);
 	rc_report(&f);
@@ -413,34 +339,40 @@ static void report_over_ack(struct rc_call *c, struct ibv_cq *cq,
 
 void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 {
-	struct ack_arg a;
+	struct rc_cqcount *p;
 	struct rc_obj o;
+	int before, took;
+	bool clamp;
 	RC_CALL(c);
 
 	if (!RC_REAL(ibv_ack_cq_events))
 		return;
-	if (!rc_v_begin(&c, RC_FN_ibv_ack_cq_events,
-			(uintptr_t)__builtin_return_address(0)) ||
+	rc_call_begin_hot(&c, RC_FN_ibv_ack_cq_events,
+			  (uintptr_t)__builtin_return_address(0));
+	if (c.skip || c.mod == RC_MOD_VERBS || c.mod == RC_MOD_SELF ||
 	    !nevents || nevents > INT32_MAX) {
 		RC_FWDV(&c, RC_REAL(ibv_ack_cq_events)(cq, nevents));
 		return;
 	}
 	/* Settled first: once acked, the CQ may be destroyed and its
 	 * address reused at once. */
-	a.n = (int)nevents;
-	a.clamp = !c.internal && rc_opt.protect;
-	a.found = false;
-	rc_reg_update((uintptr_t)cq, 0, ack_fn, &a);
-	if (RC_UNLIKELY(!a.found)) {
+	p = rc_cq_count((uintptr_t)cq);
+	if (RC_UNLIKELY(!p)) {
 		if (!c.internal &&
 		    !rc_v_require(&c, RC_K_CQ, cq, RC_USE, &o))
 			return;
-	} else if (RC_UNLIKELY(a.took < a.n || a.before < a.n)) {
+		RC_FWDV(&c, RC_REAL(ibv_ack_cq_events)(cq, nevents));
+		return;
+	}
+	clamp = !c.internal && rc_opt.protect;
+	took = rc_cq_acked(p, (int)nevents, clamp, &before);
+	if (RC_UNLIKELY(before < (int)nevents)) {
 		if (!c.internal)
-			report_over_ack(&c, cq, &a);
-		if (!a.took)
+			report_over_ack(&c, cq, (int)nevents, before, took,
+					clamp);
+		if (!took)
 			return;
-		nevents = (unsigned)a.took;
+		nevents = (unsigned)took;
 	}
 	RC_FWDV(&c, RC_REAL(ibv_ack_cq_events)(cq, nevents));
 }

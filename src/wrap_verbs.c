@@ -179,16 +179,40 @@ void rc_v_track(struct rc_call *c, enum rc_kind kind, const void *h,
 	unsigned i;
 
 	rc_obj_init(c, kind, h, flags | (c->internal ? RC_F_LIB : 0), o);
-	if (has_ident(kind))
-		ident_of(kind, h, &o->u.vb.ident);
+	/* Just made: read as is (rc_peek is a system call). */
+	switch (kind) {
+	case RC_K_QP:
+		o->u.vb.ident = ((const struct ibv_qp *)h)->qp_num;
+		break;
+	case RC_K_CQ:
+		o->u.vb.ident = ((const struct ibv_cq *)h)->handle;
+		break;
+	case RC_K_SRQ:
+		o->u.vb.ident = ((const struct ibv_srq *)h)->handle;
+		break;
+	case RC_K_WQ:
+		o->u.vb.ident = ((const struct ibv_wq *)h)->wq_num;
+		break;
+	case RC_K_CONTEXT:
+		o->u.vb.ident = (uint32_t)((const struct ibv_context *)h)->cmd_fd;
+		break;
+	case RC_K_COMP_CHANNEL:
+		o->u.vb.fd = ((const struct ibv_comp_channel *)h)->fd;
+		break;
+	default:
+		break;
+	}
 	if (l) {
 		o->u.vb.parent = link_to(l->parent, l->pkind, NCHILD);
 		for (i = 0; i < RC_ARRAY_SIZE(l->use); i++)
 			o->u.vb.use[i] = link_to(l->use[i], l->ukind[i],
 						 NUSERS);
 	}
-	if (rc_reg_insert(o))
+	if (rc_reg_insert(o)) {
+		if (kind == RC_K_CQ)
+			rc_cq_count_add(o->handle, o->gen);
 		return;
+	}
 	rc_reg_add(o->u.vb.parent, NCHILD, -1);
 	for (i = 0; i < RC_ARRAY_SIZE(o->u.vb.use); i++)
 		rc_reg_add(o->u.vb.use[i], NUSERS, -1);
@@ -201,6 +225,8 @@ void rc_v_gone(struct rc_call *c, const struct rc_obj *o)
 
 	if (!o->handle)
 		return;
+	if (o->kind == RC_K_CQ)
+		rc_cq_count_del(o->handle, o->gen);
 	/*
 	 * Unlinked by whoever marks it destroyed; also when a new object took
 	 * the address before we could (its record replaced ours), since the
