@@ -59,7 +59,8 @@ void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 	if (!c->skip) {
 		rc_hot_thread = true;
 		rc_hot_tid = c->tid;
-		if (!rc_verbosity && rc_used)
+		if (!rc_verbosity &&
+		    __atomic_load_n(&rc_used, __ATOMIC_RELAXED))
 			__atomic_store_n(&rc_hot_ok, true, __ATOMIC_RELAXED);
 	}
 }
