@@ -365,6 +365,13 @@ void rc_ctxops_forget(struct ibv_context *ctx);
 /* wrap_fd.c: the descriptors of channels, for close/dup2/fcntl. */
 void rc_fd_track(int fd, const struct rc_obj *o);
 void rc_fd_untrack(int fd, uintptr_t h);
+/*
+ * The descriptor (plus one) of the completion channel this thread's
+ * ibv_destroy_comp_channel is destroying: libibverbs' close() of it is the
+ * library's own even when an interposer (a sanitizer's runtime) calls
+ * close for it, so the return address is not in libibverbs.
+ */
+extern RC_TLS int rc_fd_closing;
 
 /* Read a field of a cm id we know is live. */
 #define RC_ID(o) ((struct rdma_cm_id *)(o)->handle)

@@ -79,7 +79,9 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 				"CQ", "CQs", "libibverbs fails with EBUSY and the "
 				"channel stays open");
 	}
+	rc_fd_closing = o.handle ? o.u.vb.fd + 1 : 0;
 	ret = RC_FWD(&c, RC_REAL(ibv_destroy_comp_channel)(channel));
+	rc_fd_closing = 0;
 	if (ret == 0 && o.handle) {
 		rc_fd_untrack(o.u.vb.fd, o.handle);
 		rc_v_gone(&c, &o);

@@ -739,6 +739,56 @@ static NOINLINE void unknown_handle(void)
 	close_ctx(ctx);
 }
 
+/* ---- threads (tests/tsan/tsan.sh) ------------------------------------ */
+
+/*
+ * Not a rule: four threads, each fetching and acking completion events on
+ * a CQ of its own while making and destroying other CQs, so the shim's
+ * lock-free event counts are used while their table grows and its cells
+ * are reused.
+ */
+static struct ibv_context *thr_ctx;
+static struct ibv_pd *thr_pd;
+
+static void *cq_events_thread(void *arg)
+{
+	struct ibv_cq *spare[8];
+	struct evq e;
+	int i, k;
+
+	evq_make(&e, thr_ctx, thr_pd);
+	ibv_ack_cq_events(e.cq, 1);
+	for (i = 0; i < 200; i++) {
+		make_event(e.qp, e.cq);
+		if (get_event(e.ch) != e.cq)
+			scn_die("ibv_get_cq_event: another CQ");
+		for (k = 0; k < 8; k++)
+			spare[k] = make_cq(thr_ctx, NULL);
+		ibv_ack_cq_events(e.cq, 1);
+		for (k = 0; k < 8; k++)
+			if (ibv_destroy_cq(spare[k]))
+				scn_die("ibv_destroy_cq");
+	}
+	evq_drop(&e);
+	return arg;
+}
+
+static NOINLINE void cq_events_threads(void)
+{
+	pthread_t t[4];
+	unsigned i;
+
+	thr_ctx = open_ctx();
+	thr_pd = alloc_pd(thr_ctx);
+	for (i = 0; i < 4; i++)
+		if (pthread_create(&t[i], NULL, cq_events_thread, NULL))
+			scn_die("pthread_create");
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	ibv_dealloc_pd(thr_pd);
+	close_ctx(thr_ctx);
+}
+
 static const struct {
 	const char *rule;
 	void (*run)(void);
@@ -776,6 +826,7 @@ static const struct {
 	{ "double-destroy", double_destroy },
 	{ "double-destroy-lib-cq", double_destroy_lib_cq },
 	{ "unknown-handle", unknown_handle },
+	{ "cq-events-threads", cq_events_threads },
 };
 
 int main(int argc, char **argv)

@@ -3,7 +3,8 @@
 # build of src/tsan, with configure --enable-tsan): the stress test (2 to
 # 16 threads churning events and ids with injected bugs), the threads and
 # waiting scenarios (cancelled waiters, the watchdog reporting a blocked
-# destroy, snapshots) must run with no ThreadSanitizer report.
+# destroy, snapshots) and the verbs event counts from several threads
+# must run with no ThreadSanitizer report.
 shim=${top_builddir:-.}/src/tsan/.libs/librdmacheck.so
 rt=${RDMACHECK_TSAN_RUNTIME:-}
 if [ -z "$rt" ]; then
@@ -48,6 +49,12 @@ log= opts=watchdog_ms=100
 run blocked-call 0 "$bin/waiting" blocked-call
 log=":log_path=$tmp/log" opts=snapshot_signal=12
 run snapshot 0 "$bin/snapshot" bad
+# libibverbs: CQ events counted without a lock, from four threads while
+# CQs come and go; an event acked by another thread than the destroyer's.
+opts=
+run verbs-cq-events 0 "$bin/verbs" cq-events-threads:clean
+run verbs-other-thread 0 "$bin/verbs" \
+	cq-destroy-with-unacked-events-other-thread
 n=$(cat "$tmp"/tsan.* 2>/dev/null | grep -c 'WARNING: ThreadSanitizer')
 if [ "$n" != 0 ]; then
 	echo "tsan: FAIL: $n ThreadSanitizer reports:"
