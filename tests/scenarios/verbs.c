@@ -554,6 +554,50 @@ static NOINLINE void leak_xrcd(void)
 	drop_lib_id(ch, id);
 }
 
+/* The generic leak rules on objects made with verbs alone. */
+static NOINLINE void leak_qp(void)
+{
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id = lib_id(&ch);
+	struct ibv_cq *cq = make_cq(id->verbs, NULL);
+	struct ibv_qp *qp = err_qp(id->pd, cq, NULL);
+
+	/* Bad: the QP stays, and with it the CQ it uses. */
+	if (!bad && (ibv_destroy_qp(qp) || ibv_destroy_cq(cq)))
+		scn_die("ibv_destroy_qp/cq");
+	drop_lib_id(ch, id);
+}
+
+static NOINLINE void leak_srq(void)
+{
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id = lib_id(&ch);
+	struct ibv_srq_init_attr sa;
+	struct ibv_srq *srq;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.attr.max_wr = 4;
+	sa.attr.max_sge = 1;
+	srq = ibv_create_srq(id->pd, &sa);
+	if (!srq)
+		scn_die("ibv_create_srq");
+	if (!bad && ibv_destroy_srq(srq))
+		scn_die("ibv_destroy_srq");
+	drop_lib_id(ch, id);
+}
+
+static NOINLINE void leak_device_list(void)
+{
+	struct ibv_device **list;
+	int n;
+
+	list = ibv_get_device_list(&n);
+	if (!list || n < 1)
+		scn_die("ibv_get_device_list");
+	if (!bad)
+		ibv_free_device_list(list);
+}
+
 /* Bad: the fetched event is never acked, so the CQ (and its QP and
  * channel) cannot go either. */
 static NOINLINE void leak_cq_events(void)
@@ -814,6 +858,9 @@ static const struct {
 	{ "leak-ah", leak_ah },
 	{ "leak-xrcd", leak_xrcd },
 	{ "leak-cq-events", leak_cq_events },
+	{ "leak-qp", leak_qp },
+	{ "leak-srq", leak_srq },
+	{ "leak-device-list", leak_device_list },
 	{ "cq-events-unacked-at-destroy-qp", cq_events_unacked_at_destroy_qp },
 	{ "library-object-destroyed-by-user-cq",
 	  library_object_destroyed_by_user_cq },
