@@ -366,12 +366,26 @@ void rc_ctxops_forget(struct ibv_context *ctx);
 void rc_fd_track(int fd, const struct rc_obj *o);
 void rc_fd_untrack(int fd, uintptr_t h);
 /*
- * The descriptor (plus one) of the completion channel this thread's
- * ibv_destroy_comp_channel is destroying: libibverbs' close() of it is the
+ * Set while this thread is inside a real call that may close channel
+ * descriptors (the destroys of ids, endpoints, event and completion
+ * channels, a migrate away from a private channel): a close() there is the
  * library's own even when an interposer (a sanitizer's runtime) calls
- * close for it, so the return address is not in libibverbs.
+ * close for it, so that its return address is not in the library, or when
+ * a -Bsymbolic-functions librdmacm destroys a private channel without
+ * calling our wrapper.  Neither library calls back into the program.
  */
-extern RC_TLS int rc_fd_closing;
+extern RC_TLS int rc_lib_closing;
+#define RC_FWD_CLOSING(c, call) ({					\
+	rc_lib_closing++;						\
+	__typeof__(call) rc_fwdc_ret_ = RC_FWD(c, call);		\
+	rc_lib_closing--;						\
+	rc_fwdc_ret_;							\
+})
+#define RC_FWDV_CLOSING(c, call) do {					\
+	rc_lib_closing++;						\
+	RC_FWDV(c, call);						\
+	rc_lib_closing--;						\
+} while (0)
 
 /* Read a field of a cm id we know is live. */
 #define RC_ID(o) ((struct rdma_cm_id *)(o)->handle)

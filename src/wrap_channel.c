@@ -103,7 +103,8 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	rc_call_begin(&c, RC_FN_rdma_destroy_event_channel,
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip) {
-		RC_FWDV(&c, RC_REAL(rdma_destroy_event_channel)(channel));
+		RC_FWDV_CLOSING(&c,
+				RC_REAL(rdma_destroy_event_channel)(channel));
 		return;
 	}
 	if (c.internal) {
@@ -124,5 +125,5 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 			rc_untrack(&c, &ch);
 		}
 	}
-	RC_FWDV(&c, RC_REAL(rdma_destroy_event_channel)(channel));
+	RC_FWDV_CLOSING(&c, RC_REAL(rdma_destroy_event_channel)(channel));
 }

@@ -63,7 +63,8 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 		return ENOSYS;
 	if (!rc_v_begin(&c, RC_FN_ibv_destroy_comp_channel,
 			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_destroy_comp_channel)(channel));
+		return RC_FWD_CLOSING(&c,
+				RC_REAL(ibv_destroy_comp_channel)(channel));
 	if (c.internal) {
 		if (!rc_v_live(channel, RC_K_COMP_CHANNEL, &o))
 			o.handle = 0;
@@ -79,9 +80,7 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 				"CQ", "CQs", "libibverbs fails with EBUSY and the "
 				"channel stays open");
 	}
-	rc_fd_closing = o.handle ? o.u.vb.fd + 1 : 0;
-	ret = RC_FWD(&c, RC_REAL(ibv_destroy_comp_channel)(channel));
-	rc_fd_closing = 0;
+	ret = RC_FWD_CLOSING(&c, RC_REAL(ibv_destroy_comp_channel)(channel));
 	if (ret == 0 && o.handle) {
 		rc_fd_untrack(o.u.vb.fd, o.handle);
 		rc_v_gone(&c, &o);

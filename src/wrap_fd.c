@@ -26,7 +26,7 @@
 /* Descriptors beyond this are not followed. */
 #define RC_FD_MAX 65536
 static uintptr_t fdtab[RC_FD_MAX];
-RC_TLS int rc_fd_closing;
+RC_TLS int rc_lib_closing;
 
 static inline bool fd_tracked(int fd)
 {
@@ -75,7 +75,7 @@ static bool may_close(struct rc_call *c, int fd, int oldfd)
 	if (c->skip || !fd_owner(fd, &o))
 		return true;
 	/* The library's own close; a fork child's copy of a parent's. */
-	if (c->internal || o.pid != rc_pid() || rc_fd_closing == fd + 1) {
+	if (c->internal || o.pid != rc_pid() || rc_lib_closing) {
 		rc_fd_untrack(fd, o.handle);
 		return true;
 	}

@@ -311,7 +311,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	rc_call_begin(&c, RC_FN_rdma_destroy_id,
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip)
-		return RC_FWD(&c, RC_REAL(rdma_destroy_id)(id));
+		return RC_FWD_CLOSING(&c, RC_REAL(rdma_destroy_id)(id));
 	if (c.internal) {
 		if (!rc_reg_get((uintptr_t)id, &o) || o.kind != RC_K_ID ||
 		    o.destroyed)
@@ -344,7 +344,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	if (o.handle)
 		rc_lib_snapshot(&o, &lib);
 	slot = c.internal ? -1 : rc_watch_begin(&c, &o);
-	ret = RC_FWD(&c, RC_REAL(rdma_destroy_id)(id));
+	ret = RC_FWD_CLOSING(&c, RC_REAL(rdma_destroy_id)(id));
 	rc_watch_end(slot);
 	rc_inside_end(&c);
 	if (ret == 0 && o.handle) {
@@ -424,7 +424,7 @@ void rdma_destroy_ep(struct rdma_cm_id *id)
 		rc_lib_snapshot(&o, &lib);
 	if (!c.skip && !c.internal)
 		slot = rc_watch_begin(&c, &o);
-	RC_FWDV(&c, RC_REAL(rdma_destroy_ep)(id));
+	RC_FWDV_CLOSING(&c, RC_REAL(rdma_destroy_ep)(id));
 	rc_watch_end(slot);
 	rc_inside_end(&c);
 	/*
@@ -469,7 +469,8 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	rc_call_begin(&c, RC_FN_rdma_migrate_id,
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip)
-		return RC_FWD(&c, RC_REAL(rdma_migrate_id)(id, channel));
+		return RC_FWD_CLOSING(&c,
+				      RC_REAL(rdma_migrate_id)(id, channel));
 	if (c.internal) {
 		if (!rc_reg_get((uintptr_t)id, &o) || o.kind != RC_K_ID ||
 		    o.destroyed)
@@ -495,7 +496,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 			return -1;
 	}
 	slot = c.internal ? -1 : rc_watch_begin(&c, &o);
-	ret = RC_FWD(&c, RC_REAL(rdma_migrate_id)(id, channel));
+	ret = RC_FWD_CLOSING(&c, RC_REAL(rdma_migrate_id)(id, channel));
 	rc_watch_end(slot);
 	rc_inside_end(&c);
 	if (ret)
