@@ -10,8 +10,10 @@
  * in the table takes the slow path.  A process that never made a channel
  * never leaves the fast path (and so never starts the shim's machinery).
  * The library's own close() of a channel's descriptor (inside
- * rdma_destroy_event_channel, ibv_destroy_comp_channel) comes from its
- * text and just forgets it.
+ * rdma_destroy_event_channel, ibv_destroy_comp_channel, rdma_destroy_id
+ * of a synchronous id) comes from its text, or from inside one of those
+ * calls (rc_lib_closing: through a sanitizer's interceptor, or unseen in
+ * a -Bsymbolic-functions librdmacm), and just forgets it.
  */
 #include <errno.h>
 #include <fcntl.h>
