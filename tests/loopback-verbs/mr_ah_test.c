@@ -9,7 +9,8 @@
  *    libibverbs 44.0 does (input errors before the command, -1/EINVAL;
  *    what the kernel refuses, -4);
  *  - an address handle, or an RC QP's address vector at RTR, without a
- *    GRH fails with EINVAL, as on every RoCE port.
+ *    GRH fails with EINVAL, as on every RoCE port;
+ *  - memory windows can be allocated (as on rxe; leak-mw needs one).
  */
 #include <errno.h>
 #include <stdio.h>
@@ -137,6 +138,46 @@ static void test_grh(void)
 	CHECK(ibv_dealloc_pd(pd) == 0);
 }
 
+/*
+ * Memory windows as rxe has them: allocated with an rkey no MR has, a
+ * reference on their PD, types 1 and 2 only; binding is not emulated.
+ */
+static void test_mw(void)
+{
+	static char buf[4096];
+	struct ibv_device_attr a;
+	struct ibv_mw *mw1, *mw2;
+	struct ibv_mw_bind bind;
+	struct ibv_pd *pd;
+	struct ibv_mr *mr;
+
+	CHECK(ibv_query_device(ctx, &a) == 0 && a.max_mw > 0);
+	pd = ibv_alloc_pd(ctx);
+	REQUIRE(pd);
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	REQUIRE(mr);
+	mw1 = ibv_alloc_mw(pd, IBV_MW_TYPE_1);
+	mw2 = ibv_alloc_mw(pd, IBV_MW_TYPE_2);
+	REQUIRE(mw1 && mw2);
+	CHECK(mw1->pd == pd && mw1->context == ctx);
+	CHECK(mw1->type == IBV_MW_TYPE_1 && mw2->type == IBV_MW_TYPE_2);
+	CHECK(mw1->rkey && mw2->rkey && mw1->rkey != mw2->rkey);
+	CHECK(mw1->rkey != mr->rkey && mw2->rkey != mr->rkey);
+	errno = 0;
+	CHECK(!ibv_alloc_mw(pd, (enum ibv_mw_type)3) && errno == EINVAL);
+	memset(&bind, 0, sizeof(bind));
+	bind.bind_info.mr = mr;
+	bind.bind_info.addr = (uintptr_t)buf;
+	bind.bind_info.length = sizeof(buf);
+	CHECK(ibv_bind_mw(NULL, mw1, &bind) == EOPNOTSUPP);
+	CHECK(ibv_dereg_mr(mr) == 0);
+	CHECK(ibv_dealloc_pd(pd) == EBUSY);
+	CHECK(ibv_dealloc_mw(mw1) == 0);
+	CHECK(ibv_dealloc_pd(pd) == EBUSY);
+	CHECK(ibv_dealloc_mw(mw2) == 0);
+	CHECK(ibv_dealloc_pd(pd) == 0);
+}
+
 int main(void)
 {
 	struct ibv_device **list;
@@ -153,6 +194,7 @@ int main(void)
 	test_vendor();
 	test_rereg();
 	test_grh();
+	test_mw();
 	CHECK(ibv_close_device(ctx) == 0);
 	if (failures)
 		fprintf(stderr, "mr_ah_test: %d failure(s)\n", failures);

@@ -245,6 +245,9 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->ops.post_send = lo_post_send;
 	ctx->ops.post_recv = lo_post_recv;
 	ctx->ops.post_srq_recv = lo_post_srq_recv;
+	ctx->ops.alloc_mw = lo_alloc_mw;
+	ctx->ops.dealloc_mw = lo_dealloc_mw;
+	ctx->ops.bind_mw = lo_bind_mw;
 	lc->vctx.sz = sizeof(struct verbs_context);
 	lc->vctx.query_port = lo_query_port;
 	lc->vctx.query_device_ex = lo_query_device_ex;
@@ -305,6 +308,7 @@ static void lo_fill_device_attr(struct ibv_device_attr *a)
 	a->max_cqe = LO_MAX_CQE;
 	a->max_mr = 1 << 20;
 	a->max_pd = 1 << 16;
+	a->max_mw = 1 << 16;
 	a->max_qp_rd_atom = LO_MAX_RD_ATOM;
 	a->max_ee_rd_atom = 0;
 	a->max_res_rd_atom = LO_MAX_RD_ATOM * LO_MAX_QP;

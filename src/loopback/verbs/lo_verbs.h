@@ -382,6 +382,10 @@ void *lo_key_ptr(struct ibv_pd *pd, uint32_t key, uint64_t va, uint64_t len,
 void lo_pd_get(struct ibv_pd *pd);
 void lo_pd_put(struct ibv_pd *pd);
 uint32_t lo_new_handle(void);
+struct ibv_mw *lo_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int lo_dealloc_mw(struct ibv_mw *mw);
+int lo_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+	       struct ibv_mw_bind *mw_bind);
 
 /* cq.c */
 void lo_cq_push(struct lo_cq *cq, const struct ibv_wc *wc, bool solicited);
