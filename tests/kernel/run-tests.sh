@@ -10,6 +10,10 @@
 #                                        extended regex RDMACHECK_KERNEL_TESTS)
 #   run-tests.sh one BACKEND OUTDIR NAME one test (what the loop runs under
 #                                        the per-test timeout)
+#   run-tests.sh timed BACKEND OUTDIR TOTAL I NAME
+#                                        one test under that timeout, timed
+#                                        (what the loop runs, in parallel
+#                                        for scenarios)
 #
 # "real" runs on the real rdma-core over the kernel's rdma_cm (in the
 # guest, rxe0); "loopback" runs on the project's loopback backend.  Each
@@ -20,7 +24,8 @@
 # Environment: top_srcdir, top_builddir; RDMACHECK_TEST_ADDR (the address
 # servers bind to; on the real stack the rxe netdev's own address);
 # RDMACHECK_KERNEL_NETDEV (real: the rxe netdev, for multicast readiness);
-# RDMACHECK_KERNEL_TEST_TIMEOUT (seconds per test, default 150).
+# RDMACHECK_KERNEL_TEST_TIMEOUT (seconds per test, default 150);
+# RDMACHECK_KERNEL_JOBS (scenarios run at a time, default the CPUs).
 set -u
 src=$(cd "${top_srcdir:?}" && pwd)
 build=$(cd "${top_builddir:?}" && pwd)
@@ -548,43 +553,58 @@ one()
 	esac
 }
 
+# timed BACKEND OUTDIR TOTAL I NAME: test NAME (the I-th of TOTAL) under
+# its timeout, its time added to OUTDIR/times and its line printed.
+timed()
+{
+	backend=$1 out=$2 total=$3 i=$4 name=$5
+	s=$(now_ms)
+	tt=$test_timeout
+	[ "$name" = prog/cmtime-1000 ] && tt=$((test_timeout + 300))
+	timeout -k 5 "$tt" sh "$0" one "$backend" "$out" "$name" </dev/null
+	rc=$?
+	ms=$(( $(now_ms) - s ))
+	if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+		printf 'timeout\tkilled after %s s\n' "$tt" >>"$out/$name/facts"
+		status="TIMEOUT (killed after $tt s)"
+	else
+		status=done
+	fi
+	# one short write each: lines of parallel runs do not interleave
+	printf '%s\t%s\n' "$name" "$ms" >>"$out/times"
+	printf 'run-tests: %s [%d/%d] %-52s %6d.%01d s %s\n' \
+		"$backend" "$i" "$total" "$name" $((ms / 1000)) \
+		$((ms % 1000 / 100)) "$status"
+}
+
+# Program pairs listen on fixed ports, so they run one at a time;
+# scenarios bind port 0 and share nothing, so RDMACHECK_KERNEL_JOBS of
+# them run at a time (default: the CPUs; under TCG each guest CPU is a
+# host thread, and one scenario keeps about one busy).
 run_all()
 {
 	backend=$1 out=$2
+	njobs=${RDMACHECK_KERNEL_JOBS:-$(nproc 2>/dev/null || echo 1)}
 	mkdir -p "$out"
 	: >"$out/times"
-	total=$(list | grep -Ec -- "${RDMACHECK_KERNEL_TESTS:-.}")
-	i=0
+	sel=$(list | grep -E -- "${RDMACHECK_KERNEL_TESTS:-.}" |
+	      awk '{ print NR, $0 }')
+	total=$(printf '%s\n' "$sel" | grep -c .)
 	t0=$(now_ms)
-	list | grep -E -- "${RDMACHECK_KERNEL_TESTS:-.}" | while read -r name
-	do
-		i=$((i + 1))
-		s=$(now_ms)
-		tt=$test_timeout
-		[ "$name" = prog/cmtime-1000 ] && tt=$((test_timeout + 300))
-		timeout -k 5 "$tt" sh "$0" one "$backend" "$out" \
-			"$name" </dev/null
-		rc=$?
-		ms=$(( $(now_ms) - s ))
-		if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
-			printf 'timeout\tkilled after %s s\n' "$tt" \
-				>>"$out/$name/facts"
-			status="TIMEOUT (killed after $tt s)"
-		else
-			status=done
-		fi
-		printf '%s\t%s\n' "$name" "$ms" >>"$out/times"
-		printf 'run-tests: %s [%d/%d] %-52s %6d.%01d s %s\n' \
-			"$backend" "$i" "$total" "$name" $((ms / 1000)) \
-			$((ms % 1000 / 100)) "$status"
+	printf '%s\n' "$sel" | grep ' prog/' | while read -r i name; do
+		timed "$backend" "$out" "$total" "$i" "$name"
 	done
+	printf '%s\n' "$sel" | grep -v ' prog/' |
+		xargs -r -n 2 -P "$njobs" sh "$0" timed "$backend" "$out" "$total"
 	ms=$(( $(now_ms) - t0 ))
-	echo "run-tests: $backend: $total tests in $((ms / 1000)) s"
+	echo "run-tests: $backend: $total tests in $((ms / 1000)) s" \
+	     "($njobs scenarios at a time)"
 }
 
 case ${1:-} in
 list) list ;;
 one) shift; one "$@" ;;
+timed) shift; timed "$@" ;;
 real|loopback) run_all "$1" "$2" ;;
 *) echo "usage: $0 list | real|loopback OUTDIR | one BACKEND OUTDIR NAME" >&2
    exit 2 ;;
