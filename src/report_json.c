@@ -24,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "fingerprint.h"
 #include "options.h"
 #include "rdmacheck.h"
 #include "report_int.h"
@@ -284,7 +285,9 @@ static void crash_resolve(uintptr_t pc, struct rc_frame *fr)
 
 /* ---- the document ----------------------------------------------------- */
 
-static void json_stack(struct rc_out *o, rc_stack_id id, bool crash)
+/* fp, when given, takes each frame's symbolic parts (fingerprint.h). */
+static void json_stack(struct rc_out *o, rc_stack_id id, bool crash,
+		       struct rc_fp *fp)
 {
 	const uintptr_t *pcs;
 	unsigned i, n = rc_stack_frames(id, &pcs);
@@ -297,6 +300,9 @@ static void json_stack(struct rc_out *o, rc_stack_id id, bool crash)
 			crash_resolve(pcs[i], &fr);
 		else
 			rc_symbolize(pcs[i], &fr);
+		if (fp)
+			rc_fp_frame(fp, fr.function, fr.file, fr.module,
+				    fr.offset);
 		rc_out_puts(o, i ? ", {" : "{");
 		json_key(o, "pc");
 		json_hex(o, pcs[i]);
@@ -336,7 +342,7 @@ static void json_where(struct rc_out *o, pid_t tid, rc_stack_id stack,
 	json_tid(o, tid);
 	rc_out_puts(o, ", ");
 	json_key(o, "stack");
-	json_stack(o, stack, crash);
+	json_stack(o, stack, crash, NULL);
 	rc_out_putc(o, '}');
 }
 
@@ -368,6 +374,8 @@ static void json_finding(struct rc_out *o, const struct rc_finding *f,
 {
 	const struct rc_rule_info *ri = &rc_rules[f->rule];
 	unsigned i, nobjs = f->nobjs < RC_MAX_OBJS ? f->nobjs : RC_MAX_OBJS;
+	char hex[RC_FP_LEN + 1];
+	struct rc_fp fp;
 
 	rc_out_puts(o, "    {");
 	json_key(o, "rule");
@@ -392,7 +400,17 @@ static void json_finding(struct rc_out *o, const struct rc_finding *f,
 	json_tid(o, f->tid);
 	rc_out_puts(o, ",\n      ");
 	json_key(o, "stack");
-	json_stack(o, f->stack, crash);
+	rc_fp_init(&fp, ri->id, f->call);
+	json_stack(o, f->stack, crash, &fp);
+	/* Crash mode has no names: rdmacheck-report computes it offline. */
+	rc_out_puts(o, ", ");
+	json_key(o, "fingerprint");
+	if (crash) {
+		rc_out_puts(o, "null");
+	} else {
+		rc_fp_hex(&fp, hex);
+		json_str(o, hex);
+	}
 	rc_out_puts(o, ",\n      ");
 	json_key(o, "objects");
 	rc_out_putc(o, '[');
@@ -464,6 +482,9 @@ static void json_doc(struct rc_out *o, const char *status,
 	unsigned i;
 
 	rc_out_puts(o, "{\n  \"tool\": \"rdmacheck\",\n  ");
+	json_key(o, "format");
+	rc_out_udec(o, RC_REPORT_FORMAT);
+	rc_out_puts(o, ",\n  ");
 	json_key(o, "version");
 	json_str(o, PACKAGE_VERSION);
 	rc_out_puts(o, ",\n  ");
