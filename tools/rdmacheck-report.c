@@ -38,6 +38,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "fingerprint.h"
 #include "report.h"
 #include "rules.h"
 #include "stack.h"
@@ -853,6 +854,8 @@ struct finding {
 	const char *message;
 	unsigned long long count;
 	bool suppressed;
+	bool baselined;		/* its fingerprint is in the baseline */
+	const char *fingerprint;	/* from the report, or computed */
 	long long thread;	/* 0 when null */
 	struct stack stack;
 	struct object *objs;
@@ -870,6 +873,7 @@ struct finding {
 
 struct summary {
 	unsigned long long errors, warnings, leaks, suppressed;
+	unsigned long long baselined;	/* not counted above */
 };
 
 struct proc {
@@ -1145,6 +1149,9 @@ static void load_finding(struct ctx *c, const struct jv *o, struct finding *f)
 	if (!f->count)
 		f->count = 1;
 	f->suppressed = get_bool(c, o, "suppressed", false);
+	f->fingerprint = get_str(c, o, "fingerprint", false, true);
+	if (f->fingerprint && !*f->fingerprint)
+		bad_field(c, "fingerprint", "empty fingerprint");
 	f->thread = get_int(c, o, "thread", false, true, 0, INT_MAX);
 	f->more_objects = (unsigned long long)get_int(c, o, "more_objects",
 						      false, true, 0,
@@ -1542,6 +1549,33 @@ static void symbolize_all(void)
 	nsymq = capsymq = 0;
 }
 
+/* ---- Fingerprints ------------------------------------------------------ */
+
+/* Findings whose report has none (crash reports, older reports). */
+static void fingerprint_all(void)
+{
+	char hex[RC_FP_LEN + 1];
+	struct rc_fp fp;
+	size_t i, j, k;
+
+	for (i = 0; i < nprocs; i++)
+		for (j = 0; j < procs[i].nf; j++) {
+			struct finding *f = &procs[i].f[j];
+
+			if (f->fingerprint)
+				continue;
+			rc_fp_init(&fp, f->rule, f->call);
+			for (k = 0; k < f->stack.n; k++) {
+				const struct frame *fr = &f->stack.f[k];
+
+				rc_fp_frame(&fp, fr->function, fr->file,
+					    fr->module, fr->offset);
+			}
+			rc_fp_hex(&fp, hex);
+			f->fingerprint = astrdup(&procs[i].arena, hex);
+		}
+}
+
 /* ---- Suppressions ------------------------------------------------------ */
 
 static unsigned long long weight(const struct finding *f)
@@ -1601,6 +1635,172 @@ static void apply_suppressions(void)
 	free(frames);
 }
 
+/* ---- Baselines --------------------------------------------------------- */
+
+/*
+ * --baseline=OLD: the fingerprints of OLD's findings, a set of strings.
+ * OLD is what rdmacheck-report --format=json wrote, or shim reports (a
+ * file or a directory), loaded as inputs are and fingerprinted the same
+ * way (crash reports too, once symbolized).
+ */
+static char **base_tab;		/* open addressing, at most half full */
+static size_t base_cap, base_n;
+static bool have_baseline;
+
+static uint64_t hash_text(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
+	return h;
+}
+
+static bool baseline_has(const char *fp)
+{
+	size_t h;
+
+	if (!base_cap)
+		return false;
+	for (h = hash_text(fp) & (base_cap - 1); base_tab[h];
+	     h = (h + 1) & (base_cap - 1))
+		if (!strcmp(base_tab[h], fp))
+			return true;
+	return false;
+}
+
+static void baseline_add(const char *fp)
+{
+	char **old = base_tab;
+	size_t oldcap = base_cap, i, h;
+
+	if (baseline_has(fp))
+		return;
+	if (2 * (base_n + 1) > base_cap) {
+		base_cap = base_cap ? 2 * base_cap : 64;
+		base_tab = xcalloc(base_cap, sizeof(*base_tab));
+		for (i = 0; i < oldcap; i++)
+			if (old[i])
+				for (h = hash_text(old[i]) & (base_cap - 1);
+				     ; h = (h + 1) & (base_cap - 1))
+					if (!base_tab[h]) {
+						base_tab[h] = old[i];
+						break;
+					}
+		free(old);
+	}
+	for (h = hash_text(fp) & (base_cap - 1); base_tab[h];
+	     h = (h + 1) & (base_cap - 1))
+		;
+	base_tab[h] = strdup(fp);
+	if (!base_tab[h])
+		die("out of memory");
+	base_n++;
+}
+
+/* rdmacheck-report's own JSON: every finding carries its fingerprint. */
+static bool baseline_merged(const char *path)
+{
+	struct arena a = { 0 };
+	struct jparser jp = { .arena = &a };
+	struct ctx c = { .path = path, .arena = &a };
+	const struct jv *tool, *fs;
+	struct jv root;
+	char err[256], *buf;
+	size_t len, i, mark;
+
+	buf = read_file(path, &len);
+	if (!json_parse(&jp, buf, len, &root, err, sizeof(err)))
+		die("%s: malformed JSON at %s", path, err);
+	tool = jget(&root, "tool");
+	if (!tool || tool->t != J_STR || strcmp(tool->s, "rdmacheck-report")) {
+		arena_free(&a);
+		free(buf);
+		return false;
+	}
+	fs = field(&c, &root, "findings", J_ARR, true, false);
+	for (i = 0; i < fs->n; i++) {
+		ctx_push(&c, &mark, "findings", (long)i);
+		baseline_add(get_str(&c, &fs->v[i], "fingerprint", true,
+				     false));
+		ctx_pop(&c, mark);
+	}
+	arena_free(&a);
+	free(buf);
+	return true;
+}
+
+static void add_dir(const char *dir);
+static void free_reports(void);
+static char **inputs;
+static size_t ninputs, cap_inputs;
+
+/* Before the inputs are loaded: procs[] is free for the baseline's. */
+static void load_baseline(const char *path)
+{
+	struct stat st;
+	size_t i, j;
+
+	have_baseline = true;
+	if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
+		if (strcmp(path, "-") && baseline_merged(path))
+			return;
+		load_report(path);
+	} else {
+		add_dir(path);
+		load_all(inputs, ninputs);
+		for (i = 0; i < ninputs; i++)
+			free(inputs[i]);
+		ninputs = 0;
+	}
+	symbolize_all();
+	fingerprint_all();
+	for (i = 0; i < nprocs; i++)
+		for (j = 0; j < procs[i].nf; j++)
+			baseline_add(procs[i].f[j].fingerprint);
+	free_reports();
+	free(procs);
+	procs = NULL;
+	cap_procs = 0;
+}
+
+static void free_baseline(void)
+{
+	size_t i;
+
+	for (i = 0; i < base_cap; i++)
+		free(base_tab[i]);
+	free(base_tab);
+	base_tab = NULL;
+	base_cap = base_n = 0;
+}
+
+/* Findings already in the baseline leave the counts, as suppressed do. */
+static void apply_baseline(void)
+{
+	size_t i, j;
+
+	fingerprint_all();
+	for (i = 0; have_baseline && i < nprocs; i++) {
+		struct proc *p = &procs[i];
+
+		for (j = 0; j < p->nf; j++) {
+			struct finding *f = &p->f[j];
+
+			if (f->suppressed || !baseline_has(f->fingerprint))
+				continue;
+			f->baselined = true;
+			if (f->sev == RC_SEV_ERROR)
+				take(&p->sum.errors, 1);
+			else if (f->sev == RC_SEV_WARNING)
+				take(&p->sum.warnings, 1);
+			else
+				take(&p->sum.leaks, f->count);
+			p->sum.baselined += weight(f);
+		}
+	}
+}
+
 /* ---- Merging ----------------------------------------------------------- */
 
 static bool same_str(const char *a, const char *b)
@@ -1630,11 +1830,11 @@ static bool same_stack(const struct stack *a, const struct stack *b)
 	return true;
 }
 
+/* Two builds' identical findings merge: their fingerprints are equal. */
 static bool same_finding(const struct finding *a, const struct finding *b)
 {
-	return !strcmp(a->rule, b->rule) && same_str(a->call, b->call) &&
-	       a->suppressed == b->suppressed &&
-	       same_stack(&a->stack, &b->stack);
+	return a->suppressed == b->suppressed &&
+	       !strcmp(a->fingerprint, b->fingerprint);
 }
 
 /* The i-th distinct process of a merged finding. */
@@ -1656,7 +1856,7 @@ static void add_proc(struct finding *g, struct proc *p)
 	g->more_procs[g->nprocs++ - 1] = p;
 }
 
-/* FNV-1a, over what same_finding() compares. */
+/* FNV-1a. */
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *b = p;
@@ -1671,28 +1871,13 @@ static uint64_t hash_str(uint64_t h, const char *s)
 	return s ? hash_bytes(h, s, strlen(s) + 1) : h;
 }
 
+/* Over what same_finding() compares. */
 static uint64_t finding_hash(const struct finding *f)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
 
-	h = hash_str(h, f->rule);
-	h = hash_str(h, f->call);
-	h = hash_bytes(h, &f->suppressed, sizeof(f->suppressed));
-	h = hash_bytes(h, &f->stack.n, sizeof(f->stack.n));
-	for (i = 0; i < f->stack.n; i++) {
-		const struct frame *fr = &f->stack.f[i];
-
-		if (fr->module) {
-			h = hash_str(h, fr->module);
-			h = hash_bytes(h, &fr->has_offset,
-				       sizeof(fr->has_offset));
-			h = hash_bytes(h, &fr->offset, sizeof(fr->offset));
-		} else {
-			h = hash_bytes(h, &fr->pc, sizeof(fr->pc));
-		}
-	}
-	return h;
+	h = hash_str(h, f->fingerprint);
+	return hash_bytes(h, &f->suppressed, sizeof(f->suppressed));
 }
 
 struct head {
@@ -1701,9 +1886,9 @@ struct head {
 };
 
 /*
- * Each finding joins the first earlier one identical to it, found in a
- * hash table of the groups' first findings (open addressing, at most
- * half full).
+ * Each finding joins the first earlier one with its fingerprint (computed
+ * here for those that have none), found in a hash table of the groups'
+ * first findings (open addressing, at most half full).
  */
 static void merge_all(bool merge)
 {
@@ -1711,6 +1896,7 @@ static void merge_all(bool merge)
 	size_t cap = 16, total = 0, i, j, h;
 	uint64_t hash;
 
+	fingerprint_all();
 	for (i = 0; i < nprocs; i++)
 		total += procs[i].nf;
 	if (merge) {
@@ -1798,6 +1984,18 @@ static void put_safe(FILE *o, const char *s)
 	}
 }
 
+/* --strip-path-prefix: source paths as the repository names them. */
+static const char *strip_prefix;
+
+static const char *show_path(const char *path)
+{
+	size_t l = strip_prefix ? strlen(strip_prefix) : 0;
+
+	if (path && l && !strncmp(path, strip_prefix, l))
+		return path + l;
+	return path;
+}
+
 static void put_frame(FILE *o, size_t i, const struct frame *fr)
 {
 	fputs("    #", o);
@@ -1810,7 +2008,7 @@ static void put_frame(FILE *o, size_t i, const struct frame *fr)
 	}
 	if (fr->function && fr->file) {
 		fputc(' ', o);
-		put_safe(o, fr->file);
+		put_safe(o, show_path(fr->file));
 		if (fr->line) {
 			fputc(':', o);
 			put_u(o, fr->line);
@@ -1942,9 +2140,11 @@ static void put_finding(FILE *o, const struct finding *f, bool merged)
 static void put_summary(FILE *o, const char *prefix, const struct summary *s,
 			const char *suffix)
 {
-	fprintf(o, "%srdmacheck: %llu errors, %llu warnings, %llu leaked objects (%llu suppressed)%s\n",
-		prefix, s->errors, s->warnings, s->leaks, s->suppressed,
-		suffix);
+	fprintf(o, "%srdmacheck: %llu errors, %llu warnings, %llu leaked objects (%llu suppressed",
+		prefix, s->errors, s->warnings, s->leaks, s->suppressed);
+	if (have_baseline)
+		fprintf(o, ", %llu in the baseline", s->baselined);
+	fprintf(o, ")%s\n", suffix);
 }
 
 static void total_summary(struct summary *t)
@@ -1957,6 +2157,7 @@ static void total_summary(struct summary *t)
 		t->warnings += procs[i].sum.warnings;
 		t->leaks += procs[i].sum.leaks;
 		t->suppressed += procs[i].sum.suppressed;
+		t->baselined += procs[i].sum.baselined;
 	}
 }
 
@@ -2008,7 +2209,8 @@ static size_t count_unique(void)
 	for (i = 0; i < nprocs; i++)
 		for (j = 0; j < procs[i].nf; j++)
 			if (!procs[i].f[j].merged_into &&
-			    !procs[i].f[j].suppressed)
+			    !procs[i].f[j].suppressed &&
+			    !procs[i].f[j].baselined)
 				n++;
 	return n;
 }
@@ -2018,7 +2220,8 @@ static void put_proc_findings(FILE *o, const struct proc *p, bool merge)
 	size_t j;
 
 	for (j = 0; j < p->nf; j++)
-		if (!p->f[j].suppressed && !p->f[j].merged_into)
+		if (!p->f[j].suppressed && !p->f[j].merged_into &&
+		    !p->f[j].baselined)
 			put_finding(o, &p->f[j], merge);
 }
 
@@ -2122,6 +2325,11 @@ static void put_jfinding(FILE *o, const struct finding *f)
 		fprintf(o, "%s%lld", i ? ", " : "", proc_at(f, i)->pid);
 	fputs("],\n      \"stack\": ", o);
 	put_jstack(o, &f->stack);
+	fputs(", \"fingerprint\": ", o);
+	put_jstr(o, f->fingerprint);
+	if (have_baseline)
+		fprintf(o, ", \"baselined\": %s",
+			f->baselined ? "true" : "false");
 	fputs(",\n      \"objects\": [", o);
 	for (i = 0; i < f->nobjs; i++) {
 		const struct object *ob = &f->objs[i];
@@ -2148,8 +2356,11 @@ static void put_jfinding(FILE *o, const struct finding *f)
 
 static void put_jsummary(FILE *o, const struct summary *s)
 {
-	fprintf(o, "{\"errors\": %llu, \"warnings\": %llu, \"leaks\": %llu, \"suppressed\": %llu}",
+	fprintf(o, "{\"errors\": %llu, \"warnings\": %llu, \"leaks\": %llu, \"suppressed\": %llu",
 		s->errors, s->warnings, s->leaks, s->suppressed);
+	if (have_baseline)
+		fprintf(o, ", \"baselined\": %llu", s->baselined);
+	fputc('}', o);
 }
 
 static void output_json(FILE *o)
@@ -2200,10 +2411,9 @@ static void output_json(FILE *o)
 	fputs("\n}\n", o);
 }
 
-/* ---- Arguments --------------------------------------------------------- */
+#include "report-formats.c"
 
-static char **inputs;
-static size_t ninputs, cap_inputs;
+/* ---- Arguments --------------------------------------------------------- */
 
 static void add_input(char *path)
 {
@@ -2251,8 +2461,14 @@ static void usage(FILE *o)
 		"- standard input).\n"
 		"\n"
 		"  -m, --merge              show identical findings once, across processes\n"
-		"  -j, --json               write the merged result as one JSON document\n"
+		"  -f, --format=FORMAT      text (default), json (the merged result as one\n"
+		"                           JSON document), junit, sarif or github\n"
+		"  -j, --json               the same as --format=json\n"
+		"  -b, --baseline=OLD       report and fail only on findings whose fingerprint\n"
+		"                           is not in OLD (a report, a directory of them, or\n"
+		"                           what --format=json wrote)\n"
 		"  -s, --suppressions=FILE  mark findings matching FILE suppressed\n"
+		"      --strip-path-prefix=PREFIX  remove PREFIX from source paths\n"
 		"      --summary            print only the summary lines\n"
 		"  -o, --output=FILE        write to FILE instead of stdout\n"
 		"  -h, --help               show this help\n"
@@ -2264,10 +2480,18 @@ static void usage(FILE *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SUMMARY = 256 };
+	enum { OPT_SUMMARY = 256, OPT_STRIP };
+	enum { F_TEXT, F_JSON, F_JUNIT, F_SARIF, F_GITHUB };
+	static const char *const formats[] = {
+		[F_TEXT] = "text", [F_JSON] = "json", [F_JUNIT] = "junit",
+		[F_SARIF] = "sarif", [F_GITHUB] = "github",
+	};
 	static const struct option longopts[] = {
 		{ "merge", no_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "baseline", required_argument, NULL, 'b' },
+		{ "strip-path-prefix", required_argument, NULL, OPT_STRIP },
 		{ "suppressions", required_argument, NULL, 's' },
 		{ "summary", no_argument, NULL, OPT_SUMMARY },
 		{ "output", required_argument, NULL, 'o' },
@@ -2275,20 +2499,38 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool merge = false, json = false, summary_only = false;
-	const char *outpath = NULL;
+	bool merge = false, summary_only = false;
+	const char *outpath = NULL, *baseline = NULL;
+	int format = F_TEXT;
+	size_t k;
 	struct summary t;
 	struct stat st;
 	FILE *o = stdout;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "mjs:o:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "mjf:b:s:o:hV", longopts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			merge = true;
 			break;
 		case 'j':
-			json = true;
+			format = F_JSON;
+			break;
+		case 'f':
+			for (k = 0; k < sizeof(formats) / sizeof(*formats); k++)
+				if (!strcmp(optarg, formats[k]))
+					break;
+			if (k == sizeof(formats) / sizeof(*formats))
+				die("unknown format '%s' (text, json, junit, sarif or github)",
+				    optarg);
+			format = (int)k;
+			break;
+		case 'b':
+			baseline = optarg;
+			break;
+		case OPT_STRIP:
+			strip_prefix = optarg;
 			break;
 		case 's':
 			if (rc_suppress_load(optarg) < 0)
@@ -2317,8 +2559,11 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (json && summary_only)
-		die("--json and --summary exclude each other");
+	if (format != F_TEXT && summary_only)
+		die("--summary is for the text format");
+	/* The baseline first, while procs[] is free. */
+	if (baseline)
+		load_baseline(baseline);
 	for (; optind < argc; optind++) {
 		if (!stat(argv[optind], &st) && S_ISDIR(st.st_mode))
 			add_dir(argv[optind]);
@@ -2327,23 +2572,38 @@ int main(int argc, char **argv)
 	}
 	load_all(inputs, ninputs);
 
-	/* Suppressions match function and file names too. */
-	if (!summary_only || rc_suppress_count())
+	/* Suppressions and fingerprints use function and file names. */
+	if (!summary_only || rc_suppress_count() || merge || baseline)
 		symbolize_all();
 	apply_suppressions();
-	merge_all(merge || json);
+	apply_baseline();
+	/* JSON and SARIF always list each finding once. */
+	merge_all(merge || format == F_JSON || format == F_SARIF);
 
 	if (outpath && !(o = fopen(outpath, "w")))
 		die("%s: cannot create: %s", outpath, strerror(errno));
-	if (json)
+	switch (format) {
+	case F_JSON:
 		output_json(o);
-	else
+		break;
+	case F_JUNIT:
+		output_junit(o, merge);
+		break;
+	case F_SARIF:
+		output_sarif(o);
+		break;
+	case F_GITHUB:
+		output_github(o, merge);
+		break;
+	default:
 		output_text(o, merge, summary_only);
+	}
 	if (fflush(o) || ferror(o) || (o != stdout && fclose(o)))
 		die("%s: write error: %s", outpath ? outpath : "stdout",
 		    strerror(errno));
 
 	total_summary(&t);
 	free_reports();
+	free_baseline();
 	return t.errors || t.leaks ? 1 : 0;
 }
