@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "options.h"
@@ -237,6 +238,22 @@ int rc_options_parse(const char *s)
 	return problems;
 }
 
+/* Append s[0..n) whole; false when it does not fit. */
+static bool expand_put(char *buf, unsigned len, unsigned *o, const char *s,
+		       size_t n)
+{
+	if (*o + n >= len)
+		return false;
+	memcpy(buf + *o, s, n);
+	*o += n;
+	return true;
+}
+
+/*
+ * %p the pid, %h the host name, %q{VAR} the value of VAR ("" when
+ * unset), %% a '%'.  No stdio and no allocation: this runs in the crash
+ * handler too (uname(2) is async-signal-safe; getenv only reads).
+ */
 char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len)
 {
 	unsigned o = 0;
@@ -245,18 +262,37 @@ char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len)
 		return buf;
 	for (; tmpl && *tmpl && o + 1 < len; tmpl++) {
 		if (tmpl[0] == '%' && tmpl[1] == 'p') {
-			/* No stdio: this runs in the crash handler too. */
 			char pid[16];
 			unsigned n = 0, p = (unsigned)getpid();
 
 			do
 				pid[sizeof(pid) - ++n] = '0' + p % 10;
 			while ((p /= 10));
-			if (o + n >= len)
+			if (!expand_put(buf, len, &o, pid + sizeof(pid) - n,
+					n))
 				break;
-			memcpy(buf + o, pid + sizeof(pid) - n, n);
-			o += n;
 			tmpl++;
+		} else if (tmpl[0] == '%' && tmpl[1] == 'h') {
+			struct utsname u;
+
+			if (!uname(&u) && !expand_put(buf, len, &o, u.nodename,
+						      strlen(u.nodename)))
+				break;
+			tmpl++;
+		} else if (tmpl[0] == '%' && tmpl[1] == 'q' &&
+			   tmpl[2] == '{' && strchr(tmpl + 3, '}')) {
+			const char *end = strchr(tmpl + 3, '}'), *v = NULL;
+			char name[256];
+			size_t n = (size_t)(end - tmpl - 3);
+
+			if (n < sizeof(name)) {
+				memcpy(name, tmpl + 3, n);
+				name[n] = '\0';
+				v = getenv(name);
+			}
+			if (v && !expand_put(buf, len, &o, v, strlen(v)))
+				break;
+			tmpl = end;
 		} else if (tmpl[0] == '%' && tmpl[1] == '%') {
 			buf[o++] = '%';
 			tmpl++;

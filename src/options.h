@@ -32,8 +32,10 @@ void rc_options_defaults(void);
 int rc_options_parse(const char *s);
 
 /*
- * Expand %p to the pid (and %% to %) into buf, truncating to len; returns
- * buf ("" for NULL/empty tmpl).  Async-signal-safe.
+ * Expand %p to the pid, %h to the host name, %q{VAR} to the value of
+ * environment variable VAR and %% to % into buf, truncating to len (an
+ * expansion that does not fit ends it, left out whole); returns buf ("" for
+ * NULL/empty tmpl).  Async-signal-safe.
  */
 char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len);
 

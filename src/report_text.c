@@ -8,14 +8,18 @@
  *       #0 ...
  *     cm id 0x... was destroyed here (thread T):
  *       #0 ...
+ *     Suppression:                          with gen_suppressions=1
+ *       rule-id:pattern
  *   (blank line)
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include "options.h"
 #include "report_int.h"
 #include "stack.h"
+#include "suppress.h"
 
 static const char *const sev_word[] = {
 	[RC_SEV_ERROR] = "ERROR",
@@ -132,6 +136,26 @@ static void put_obj(struct rc_out *o, const struct rc_finding *f,
 	}
 }
 
+/* gen_suppressions=1: an entry that silences this finding, as is. */
+static void put_suppression(struct rc_out *o, const struct rc_finding *f)
+{
+	struct rc_frame frames[RC_STACK_MAX_DEPTH];
+	const uintptr_t *pcs;
+	unsigned i, n = rc_stack_frames(f->stack, &pcs);
+	char entry[512];
+
+	if (n > RC_STACK_MAX_DEPTH)
+		n = RC_STACK_MAX_DEPTH;
+	for (i = 0; i < n; i++)
+		rc_symbolize(pcs[i], &frames[i]);
+	if (!rc_suppress_suggest(entry, sizeof(entry), f->rule, f->call,
+				 frames, n))
+		return;
+	rc_out_puts(o, "  Suppression:\n    ");
+	rc_out_puts(o, entry);
+	rc_out_putc(o, '\n');
+}
+
 void rc_text_finding(struct rc_out *o, const struct rc_finding *f, int pid)
 {
 	const struct rc_rule_info *ri = &rc_rules[f->rule];
@@ -155,5 +179,7 @@ void rc_text_finding(struct rc_out *o, const struct rc_finding *f, int pid)
 		rc_out_puts(o, f->more_objs == 1 ? " more object\n" :
 			    " more objects\n");
 	}
+	if (rc_opt.gen_suppressions)
+		put_suppression(o, f);
 	rc_out_putc(o, '\n');
 }

@@ -22,6 +22,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -38,6 +39,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buildid.h"
 #include "fingerprint.h"
 #include "report.h"
 #include "rules.h"
@@ -889,6 +891,11 @@ struct proc {
 	int signal;		/* status "killed": by this signal */
 	bool halted;
 	unsigned long long dropped;
+	const char *host, *start_time, *end_time;	/* may be NULL */
+	struct module_rec {
+		const char *path, *build_id;	/* build_id may be NULL */
+	} *mods;
+	size_t nmods;
 	struct summary sum;
 	struct finding *f;
 	size_t nf, cap_f;
@@ -1298,7 +1305,7 @@ static void load_into(struct proc *p, const char *path, char *buf,
 {
 	struct ctx c = { .path = path };
 	struct loading l = { 0 };
-	const struct jv *argv;
+	const struct jv *argv, *mods;
 	struct jparser jp = {
 		.stream_key = "findings",
 		.stream_arena = &scratch,
@@ -1351,6 +1358,25 @@ static void load_into(struct proc *p, const char *path, char *buf,
 		p->signal = (int)get_int(&c, root, "signal", false, true, 0,
 					 255);
 	p->halted = get_bool(&c, root, "halted", false);
+	p->host = get_str(&c, root, "host", false, true);
+	p->start_time = get_str(&c, root, "start_time", false, true);
+	p->end_time = get_str(&c, root, "end_time", false, true);
+	mods = field(&c, root, "modules", J_ARR, false, true);
+	if (mods) {
+		p->mods = aalloc(&p->arena, mods->n, sizeof(*p->mods));
+		for (i = 0; i < mods->n; i++) {
+			const struct jv *m = &mods->v[i];
+
+			ctx_push(&c, &mark, "modules", (long)i);
+			if (m->t != J_OBJ)
+				bad_field(&c, "", "expected an object");
+			p->mods[i].path = get_str(&c, m, "path", true, false);
+			p->mods[i].build_id = get_str(&c, m, "build_id",
+						      false, true);
+			ctx_pop(&c, mark);
+		}
+		p->nmods = mods->n;
+	}
 	p->dropped = (unsigned long long)get_int(&c, root, "findings_dropped",
 						 false, true, 0, LLONG_MAX);
 	load_summary(&c, root, &p->sum);
@@ -1481,10 +1507,27 @@ static void load_all(char **paths, size_t n)
 static struct arena names;	/* what the symbolizer found */
 
 
-static struct frame **symq;
+/* A frame to name, and the build id its report gives its module. */
+struct symq_ent {
+	struct frame *fr;
+	const char *want;	/* NULL: not known */
+	const struct proc *p;
+};
+
+static struct symq_ent *symq;
 static size_t nsymq, capsymq;
 
-static void queue_stack(struct stack *st)
+static const char *build_id_of(const struct proc *p, const char *module)
+{
+	size_t i;
+
+	for (i = 0; i < p->nmods; i++)
+		if (!strcmp(p->mods[i].path, module))
+			return p->mods[i].build_id;
+	return NULL;
+}
+
+static void queue_stack(const struct proc *p, struct stack *st)
 {
 	size_t i;
 
@@ -1497,22 +1540,52 @@ static void queue_stack(struct stack *st)
 			capsymq = capsymq ? capsymq * 2 : 64;
 			symq = xrealloc(symq, capsymq, sizeof(*symq));
 		}
-		symq[nsymq++] = fr;
+		symq[nsymq].fr = fr;
+		symq[nsymq].want = build_id_of(p, fr->module);
+		symq[nsymq++].p = p;
 	}
 }
 
 static int cmp_frame_module(const void *a, const void *b)
 {
-	const struct frame *x = *(struct frame *const *)a;
-	const struct frame *y = *(struct frame *const *)b;
+	const struct symq_ent *x = a, *y = b;
+	int c = strcmp(x->fr->module, y->fr->module);
 
-	return strcmp(x->module, y->module);
+	if (c || x->want == y->want)
+		return c;
+	if (!x->want || !y->want)
+		return x->want ? 1 : -1;
+	return strcmp(x->want, y->want);
+}
+
+/* The build id of the file at path now ("" when it has none). */
+static void file_build_id(const char *path, char *hex)
+{
+	struct stat st;
+	void *img;
+	int fd;
+
+	hex[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st) && st.st_size > 0) {
+		img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+			   fd, 0);
+		if (img != MAP_FAILED) {
+			if (rc_build_id(img, (size_t)st.st_size, hex))
+				hex[0] = '\0';
+			munmap(img, (size_t)st.st_size);
+		}
+	}
+	close(fd);
 }
 
 /* Fill missing names; grouped by module so each file is loaded once. */
 static void symbolize_all(void)
 {
-	bool usable = false;
+	char have[RC_BUILD_ID_MAX + 1];
+	bool usable = false, same = true;
 	struct stat st;
 	size_t i, j, k;
 
@@ -1520,22 +1593,38 @@ static void symbolize_all(void)
 		for (j = 0; j < procs[i].nf; j++) {
 			struct finding *f = &procs[i].f[j];
 
-			queue_stack(&f->stack);
+			queue_stack(&procs[i], &f->stack);
 			for (k = 0; k < f->nobjs; k++) {
-				queue_stack(&f->objs[k].cstack);
-				queue_stack(&f->objs[k].dstack);
+				queue_stack(&procs[i], &f->objs[k].cstack);
+				queue_stack(&procs[i], &f->objs[k].dstack);
 			}
 		}
 	if (nsymq)
 		qsort(symq, nsymq, sizeof(*symq), cmp_frame_module);
 	for (i = 0; i < nsymq; i++) {
-		struct frame *fr = symq[i];
+		struct frame *fr = symq[i].fr;
+		const char *want = symq[i].want;
+		bool new_mod = i == 0 ||
+			       strcmp(fr->module, symq[i - 1].fr->module);
 		struct rc_frame out;
 
 		/* Only regular files: a module path may name a device now. */
-		if (i == 0 || strcmp(fr->module, symq[i - 1]->module))
+		if (new_mod) {
 			usable = !stat(fr->module, &st) && S_ISREG(st.st_mode);
-		if (!usable || rc_symbolize_file(fr->module, fr->offset, &out))
+			if (usable)
+				file_build_id(fr->module, have);
+		}
+		/* A file rebuilt since the report would name the wrong
+		 * functions: its frames keep module+offset. */
+		if (new_mod || want != symq[i - 1].want) {
+			same = !want || !usable || !strcmp(want, have);
+			if (!same)
+				fprintf(stderr, "%s: %s: %s has build id %s, not the report's %s: its frames are not symbolized\n",
+					prog, symq[i].p->path, fr->module,
+					*have ? have : "(none)", want);
+		}
+		if (!usable || !same ||
+		    rc_symbolize_file(fr->module, fr->offset, &out))
 			continue;
 		if (out.function)
 			fr->function = astrdup(&names, out.function);
@@ -1803,6 +1892,9 @@ static void apply_baseline(void)
 
 /* ---- Merging ----------------------------------------------------------- */
 
+/* Reports from more than one host: pids are shown as host:pid. */
+static bool many_hosts;
+
 static bool same_str(const char *a, const char *b)
 {
 	return a == b || (a && b && !strcmp(a, b));
@@ -1897,6 +1989,9 @@ static void merge_all(bool merge)
 	uint64_t hash;
 
 	fingerprint_all();
+	many_hosts = false;
+	for (i = 1; i < nprocs && !many_hosts; i++)
+		many_hosts = !same_str(procs[i].host, procs[0].host);
 	for (i = 0; i < nprocs; i++)
 		total += procs[i].nf;
 	if (merge) {
@@ -2099,8 +2194,16 @@ static void put_pids(FILE *o, const struct finding *f)
 {
 	size_t i;
 
-	for (i = 0; i < f->nprocs; i++)
-		fprintf(o, "%s%lld", i ? ", " : "", proc_at(f, i)->pid);
+	for (i = 0; i < f->nprocs; i++) {
+		const struct proc *p = proc_at(f, i);
+
+		fputs(i ? ", " : "", o);
+		if (many_hosts) {
+			put_safe(o, p->host ? p->host : "?");
+			fputc(':', o);
+		}
+		fprintf(o, "%lld", p->pid);
+	}
 }
 
 static void put_finding(FILE *o, const struct finding *f, bool merged)
@@ -2387,6 +2490,12 @@ static void output_json(FILE *o)
 		put_jstr(o, p->status);
 		if (!strcmp(p->status, "killed"))
 			fprintf(o, ", \"signal\": %d", p->signal);
+		fputs(", \"host\": ", o);
+		put_jstr(o, p->host);
+		fputs(", \"start_time\": ", o);
+		put_jstr(o, p->start_time);
+		fputs(", \"end_time\": ", o);
+		put_jstr(o, p->end_time);
 		fprintf(o, ", \"halted\": %s, \"findings_dropped\": %llu, \"report\": ",
 			p->halted ? "true" : "false", p->dropped);
 		put_jstr(o, p->path);
@@ -2469,6 +2578,7 @@ static void usage(FILE *o)
 		"                           what --format=json wrote)\n"
 		"  -s, --suppressions=FILE  mark findings matching FILE suppressed\n"
 		"      --strip-path-prefix=PREFIX  remove PREFIX from source paths\n"
+		"      --gen-suppressions   write a suppression file silencing the findings\n"
 		"      --summary            print only the summary lines\n"
 		"  -o, --output=FILE        write to FILE instead of stdout\n"
 		"  -h, --help               show this help\n"
@@ -2480,7 +2590,7 @@ static void usage(FILE *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SUMMARY = 256, OPT_STRIP };
+	enum { OPT_SUMMARY = 256, OPT_STRIP, OPT_GEN };
 	enum { F_TEXT, F_JSON, F_JUNIT, F_SARIF, F_GITHUB };
 	static const char *const formats[] = {
 		[F_TEXT] = "text", [F_JSON] = "json", [F_JUNIT] = "junit",
@@ -2492,6 +2602,7 @@ int main(int argc, char **argv)
 		{ "format", required_argument, NULL, 'f' },
 		{ "baseline", required_argument, NULL, 'b' },
 		{ "strip-path-prefix", required_argument, NULL, OPT_STRIP },
+		{ "gen-suppressions", no_argument, NULL, OPT_GEN },
 		{ "suppressions", required_argument, NULL, 's' },
 		{ "summary", no_argument, NULL, OPT_SUMMARY },
 		{ "output", required_argument, NULL, 'o' },
@@ -2499,7 +2610,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool merge = false, summary_only = false;
+	bool merge = false, summary_only = false, gen = false;
 	const char *outpath = NULL, *baseline = NULL;
 	int format = F_TEXT;
 	size_t k;
@@ -2532,6 +2643,9 @@ int main(int argc, char **argv)
 		case OPT_STRIP:
 			strip_prefix = optarg;
 			break;
+		case OPT_GEN:
+			gen = true;
+			break;
 		case 's':
 			if (rc_suppress_load(optarg) < 0)
 				die("cannot load suppressions from '%s'",
@@ -2561,6 +2675,8 @@ int main(int argc, char **argv)
 	}
 	if (format != F_TEXT && summary_only)
 		die("--summary is for the text format");
+	if (gen && (format != F_TEXT || summary_only))
+		die("--gen-suppressions writes a suppression file: no --format or --summary");
 	/* The baseline first, while procs[] is free. */
 	if (baseline)
 		load_baseline(baseline);
@@ -2582,7 +2698,10 @@ int main(int argc, char **argv)
 
 	if (outpath && !(o = fopen(outpath, "w")))
 		die("%s: cannot create: %s", outpath, strerror(errno));
-	switch (format) {
+	switch (gen ? -1 : format) {
+	case -1:
+		output_gen_suppressions(o);
+		break;
 	case F_JSON:
 		output_json(o);
 		break;

@@ -518,3 +518,92 @@ static void output_sarif(FILE *o)
 		}
 	fputs("]\n  }]\n}\n", o);
 }
+
+/* ---- --gen-suppressions ------------------------------------------------ */
+
+struct gen_entry {
+	char *text;			/* "rule:pattern" */
+	const struct finding *f;	/* the first it silences */
+	size_t n, order;
+};
+
+static int cmp_gen(const void *a, const void *b)
+{
+	const struct gen_entry *x = a, *y = b;
+	int c = strcmp(x->text, y->text);
+
+	return c ? c : x->order < y->order ? -1 : x->order > y->order;
+}
+
+static int cmp_gen_order(const void *a, const void *b)
+{
+	const struct gen_entry *x = a, *y = b;
+
+	return x->order < y->order ? -1 : x->order > y->order;
+}
+
+/* A suppression file silencing every finding shown, one entry for each
+ * distinct "rule:pattern", in the order the findings come. */
+static void output_gen_suppressions(FILE *o)
+{
+	struct rc_frame *frames = NULL;
+	struct gen_entry *e = NULL;
+	size_t n = 0, cap = 0, capf = 0, i, j, k, u;
+	char buf[1024];
+
+	for (i = 0; i < nprocs; i++)
+		for (j = 0; j < procs[i].nf; j++) {
+			const struct finding *f = &procs[i].f[j];
+
+			if (!shown(f) || f->rule_idx < 0)
+				continue;
+			if (f->stack.n > capf) {
+				capf = f->stack.n;
+				frames = xrealloc(frames, capf,
+						  sizeof(*frames));
+			}
+			for (k = 0; k < f->stack.n; k++) {
+				memset(&frames[k], 0, sizeof(frames[k]));
+				frames[k].module = f->stack.f[k].module;
+				frames[k].function = f->stack.f[k].function;
+			}
+			if (!rc_suppress_suggest(buf, sizeof(buf),
+						 (enum rc_rule)f->rule_idx,
+						 f->call, frames,
+						 (unsigned)f->stack.n))
+				continue;
+			if (n == cap) {
+				cap = cap ? 2 * cap : 64;
+				e = xrealloc(e, cap, sizeof(*e));
+			}
+			e[n].text = astrdup(&names, buf);
+			e[n].f = f;
+			e[n].n = 1;
+			e[n].order = n;
+			n++;
+		}
+	if (n)
+		qsort(e, n, sizeof(*e), cmp_gen);
+	for (i = 0, u = 0; i < n; i++) {
+		if (u && !strcmp(e[u - 1].text, e[i].text)) {
+			e[u - 1].n++;
+			continue;
+		}
+		e[u++] = e[i];
+	}
+	if (u)
+		qsort(e, u, sizeof(*e), cmp_gen_order);
+	fprintf(o, "# rdmacheck suppressions (rdmacheck-report --gen-suppressions): %zu entr%s for the findings of %zu process%s\n",
+		u, u == 1 ? "y" : "ies", nprocs, nprocs == 1 ? "" : "es");
+	for (i = 0; i < u; i++) {
+		fputs("# ", o);
+		put_safe(o, e[i].f->message);
+		if (e[i].n > 1)
+			fprintf(o, " (and %zu more)", e[i].n - 1);
+		fputc('\n', o);
+		put_safe(o, e[i].text);
+		fputc('\n', o);
+	}
+	free(e);
+	free(frames);
+}

@@ -94,6 +94,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	output_junit(devnull, false);
 	check_json(output_sarif);
 	output_github(devnull, true);
+	output_gen_suppressions(devnull);
 
 	die_catch = NULL;
 	free_reports();

@@ -77,6 +77,86 @@ report dd double_destroy bad
 dd=$json
 report clean leaks clean
 clean=$json
+# A crash report is written from the signal handler: its build ids too.
+report crash crash 2>/dev/null
+crash=$json
+
+# --- Every report valid against the published schema.
+run $validate "$top_srcdir/doc/report.schema.json" "$leaks1" "$leaks2" \
+	"$dd" "$clean" "$crash"
+[ "$rc" = 0 ] && pass "reports valid against doc/report.schema.json" ||
+	fail "report schema: $out $err"
+"$jq" '.findings[0].severity = "fatal"' "$dd" >badsev.json
+run $validate "$top_srcdir/doc/report.schema.json" badsev.json
+[ "$rc" = 1 ] && pass "report schema rejects a bad severity" ||
+	fail "report schema accepted badsev.json: $rc $out"
+
+# --- Where and when: host, start and end time, each module's build id.
+"$jq" -e --arg host "$(uname -n)" '
+	def t: .[0:19] + "Z" | fromdate;
+	.host == $host and
+	([.start_time, .end_time] |
+	 map(test("^[0-9]{4}-[0-9]{2}-[0-9]{2}T[0-9]{2}:[0-9]{2}:[0-9]{2}[.][0-9]{3}Z$")) |
+	 all) and
+	(.start_time | t) <= (.end_time | t) and
+	((.end_time | t) - (.start_time | t)) < 600 and
+	((now - (.end_time | t)) | fabs) < 600' "$leaks1" >/dev/null &&
+	pass "host, start_time, end_time" ||
+	fail "host/times: $(jq -c '[.host, .start_time, .end_time]' "$leaks1")"
+exe_id=$(readelf -n "$scn/leaks" | sed -n 's/^ *Build ID: *//p')
+[ -n "$exe_id" ] || fail "readelf found no build id in $scn/leaks"
+for r in "$leaks1" "$crash"; do
+	"$jq" -e --arg id "$exe_id" '
+		([.modules[].path] | unique) as $m |
+		([.findings[] | .stack[], .objects[].created.stack[]? |
+		  .module | select(. != null)] | unique) as $f |
+		($f - $m) == [] and
+		([.modules[] | select(.path | test("/(leaks|crash)$"))][0] |
+		 .build_id) as $b |
+		($b | test("^[0-9a-f]{40}$")) and
+		(if $r == "leaks" then $b == $id else true end)' \
+		--arg r "$(basename "$r" | cut -d. -f1 | sed 's/1$//')" "$r" \
+		>/dev/null &&
+		pass "modules: every frame's, with build ids ($(basename "$r"))" ||
+		fail "modules of $r: $(jq -c .modules "$r")"
+done
+
+# Symbolizing offline against a file rebuilt since the report would name
+# the wrong functions: refused, with a note, when the build ids differ.
+mkdir same rebuilt
+cp "$scn/leaks" same/leaks
+cp "$scn/double_destroy" rebuilt/leaks
+for d in same rebuilt; do
+	"$jq" --arg exe "$scn/leaks" --arg to "$t_dir/$d/leaks" '
+		.symbolized = false |
+		walk(if type == "object" and (.module? // .path?) == $exe
+		     then (if has("module") then .module = $to | .function = null |
+			   .file = null | .line = 0 else .path = $to end)
+		     else . end)' "$leaks1" >"$d.json"
+done
+run "$tool" same.json
+echo "$out" | grep -q ' in make_qp .*leaks\.c:30$' && [ -z "$err" ] &&
+	pass "same build id: symbolized offline" ||
+	fail "same build id: $out $err"
+run "$tool" rebuilt.json
+echo "$err" | grep -q "rebuilt/leaks has build id [0-9a-f]*, not the report's $exe_id: its frames are not symbolized" &&
+	! echo "$out" | grep -q ' in make_qp ' &&
+	echo "$out" | grep -q "(.*/rebuilt/leaks+0x[0-9a-f]*)$" &&
+	pass "rebuilt module: refused with a note, module+offset kept" ||
+	fail "rebuilt module: $out $err"
+
+# Many hosts: equal pids stay apart, named host:pid.
+"$jq" '.host = "other-host"' "$leaks2" >host2.json
+run "$tool" --merge "$leaks1" host2.json
+echo "$out" | grep -q "in 2 processes (pids $(uname -n):[0-9]*, other-host:[0-9]*)$" &&
+	pass "--merge: processes of two hosts named host:pid" ||
+	fail "two hosts: $out"
+run "$tool" --format=json "$leaks1" host2.json
+printf '%s\n' "$out" | "$jq" -e '[.processes[].host] | .[1] == "other-host" and
+	(.[0] | length > 0)' >/dev/null &&
+	printf '%s\n' "$out" | "$jq" -e '.processes[0].start_time | test("Z$")' >/dev/null &&
+	pass "--format=json: host and times of each process" ||
+	fail "json hosts: $out"
 
 # --- Fingerprints: in every finding, 16 hex digits, the same in two runs.
 # leaks.c creates two cm ids on one line: 5 findings, 4 fingerprints.
@@ -250,6 +330,48 @@ printf '%s\n' "$out" >gh.txt
 run "$tool" --format=github --strip-path-prefix="$top_srcdir/" "$dd"
 echo "$out" | grep -q '^::error file=tests/scenarios/double_destroy\.c,line=8,' &&
 	pass "github: --strip-path-prefix" || fail "github strip: $out"
+
+# --- Generated suppressions.  The shim's gen_suppressions=1 prints an
+# entry under each block; used as a file, they silence every finding, and
+# the entries used are listed at exit at the default verbosity.
+shim_run() {
+	set +e
+	LD_LIBRARY_PATH=$RDMACHECK_LOOPBACK_DIR LD_PRELOAD=$RDMACHECK_SHIM \
+		RDMACHECK_LOOPBACK_NS=$ns.gen RDMACHECK_OPTIONS="$1" \
+		"$scn/$2" bad >/dev/null 2>"$3"
+	rc=$?
+	set -e
+}
+shim_run gen_suppressions=1 leaks gen.log
+grep -A1 '^  Suppression:$' gen.log | grep '^    ' | sed 's/^    //' >gen.supp
+[ "$(grep -c '\[leak-' gen.log)" = 5 ] && [ "$(wc -l <gen.supp)" = 5 ] &&
+	grep -qx 'leak-qp:make_qp' gen.supp &&
+	grep -qx 'leak-id:scn_id' gen.supp &&
+	pass "gen_suppressions=1: an entry under each block" ||
+	fail "gen_suppressions: $(cat gen.log)"
+shim_run "suppressions=$t_dir/gen.supp" leaks supp.log
+[ "$rc" = 0 ] && ! grep -q 'LEAK:' supp.log &&
+	grep -q 'rdmacheck: Suppressions used:$' supp.log &&
+	grep -Eq 'rdmacheck: +2 leak-id:scn_id$' supp.log &&
+	pass "generated entries silence the run; used entries listed" ||
+	fail "suppressions from gen_suppressions: exit $rc: $(cat supp.log)"
+shim_run "" leaks plain.log
+! grep -q 'Suppression' plain.log &&
+	pass "no suppression text without the options" ||
+	fail "plain run: $(cat plain.log)"
+
+# rdmacheck-report --gen-suppressions: a file for many reports.
+run "$tool" --gen-suppressions "$leaks1" "$leaks2" "$dd"
+printf '%s\n' "$out" >tool.supp
+[ "$rc" = 1 ] && [ "$(grep -vc '^#' tool.supp)" = 5 ] &&
+	grep -qx 'double-destroy:drop_id' tool.supp &&
+	grep -q '^# .* (and [0-9]* more)$' tool.supp &&
+	pass "--gen-suppressions: one entry per distinct pattern" ||
+	fail "--gen-suppressions: exit $rc: $out $err"
+run "$tool" --suppressions=tool.supp "$leaks1" "$leaks2" "$dd"
+[ "$rc" = 0 ] && echo "$out" | grep -q '(11 suppressed) in 3 processes$' &&
+	pass "--gen-suppressions: its file silences them all" ||
+	fail "generated file: exit $rc: $out $err"
 
 run "$tool" --format=yaml "$dd"
 [ "$rc" = 2 ] && echo "$err" | grep -q "unknown format 'yaml'" &&
