@@ -514,6 +514,11 @@ static void init(void)
 {
 	rc_options_defaults();
 	rc_options_parse(getenv("RDMACHECK_OPTIONS"));
+	if (rc_opt.help) {
+		/* As the sanitizers' help=1; nothing else has started. */
+		rc_options_print_help(STDERR_FILENO);
+		_exit(0);
+	}
 	rc_verbosity = rc_opt.verbosity;
 	rc_reg_init();
 	rc_stack_init();

@@ -44,12 +44,13 @@ struct opt_desc {
 	const char *sdef;
 	long min, max;
 	size_t off;
+	const char *help;
 };
 
 static const struct opt_desc opt_table[] = {
 #define RC_OPT(type, name, def, min, max, help) \
 	{ #name, RC_OPT_KIND_##type, RC_OPT_DEF_##type(def), min, max, \
-	  offsetof(struct rc_options, name) },
+	  offsetof(struct rc_options, name), help },
 #include "options.def"
 #undef RC_OPT
 };
@@ -84,6 +85,43 @@ void rc_complain(const char *fmt, ...)
 	/* One write(2): lines from threads do not interleave. */
 	if (write(STDERR_FILENO, buf, n) < 0)
 		return;
+}
+
+void rc_options_print_help(int fd)
+{
+	static const char head[] = "rdmacheck: RDMACHECK_OPTIONS=key=value:key=value... (current values):\n";
+	char line[1024];
+	unsigned i;
+	int n;
+
+	if (write(fd, head, sizeof(head) - 1) < 0)
+		return;
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt_desc *d = &opt_table[i];
+		const void *v = opt_field(d);
+
+		switch (d->type) {
+		case OT_BOOL:
+			n = snprintf(line, sizeof(line), "  %s=%d (0/1)\n",
+				     d->name, *(const bool *)v);
+			break;
+		case OT_INT:
+			n = snprintf(line, sizeof(line), "  %s=%d (%ld..%ld)\n",
+				     d->name, *(const int *)v, d->min, d->max);
+			break;
+		default:
+			n = snprintf(line, sizeof(line), "  %s=%s\n", d->name,
+				     *(char *const *)v ? *(char *const *)v : "");
+		}
+		if (n < 0 || (size_t)n >= sizeof(line))
+			n = (int)sizeof(line) - 1;
+		n += snprintf(line + n, sizeof(line) - (size_t)n,
+			      "      %s\n", d->help);
+		if (n < 0 || (size_t)n >= sizeof(line))
+			n = (int)sizeof(line) - 1;
+		if (write(fd, line, (size_t)n) < 0)
+			return;
+	}
 }
 
 void rc_options_defaults(void)

@@ -37,6 +37,9 @@ int rc_options_parse(const char *s);
  * expansion that does not fit ends it, left out whole); returns buf ("" for
  * NULL/empty tmpl).  Async-signal-safe.
  */
+/* help=1: every option, its current value and its help, to fd. */
+void rc_options_print_help(int fd);
+
 char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len);
 
 /*

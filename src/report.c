@@ -351,7 +351,7 @@ void rc_report_forget_leaks(void)
 
 static void halt(void)
 {
-	/* A second erring thread waits for the first one's abort(). */
+	/* A second erring thread waits for the first one's exit. */
 	pthread_mutex_lock(&rc_coll.lock);
 	if (rc_coll.halted) {
 		pthread_mutex_unlock(&rc_coll.lock);
@@ -363,7 +363,11 @@ static void halt(void)
 
 	rc_report_write_json("exited", false);
 	rc_report_print_summary();
-	abort();
+	/* As ASan: exit with exitcode, without running the program's exit
+	 * handlers on top of the error; a core only when asked. */
+	if (rc_opt.abort_on_error)
+		abort();
+	_exit(rc_opt.exitcode);
 }
 
 void rc_report(struct rc_finding *f)
