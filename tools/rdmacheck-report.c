@@ -2082,13 +2082,57 @@ static void put_safe(FILE *o, const char *s)
 /* --strip-path-prefix: source paths as the repository names them. */
 static const char *strip_prefix;
 
+/* Lexically, for display: "/a/./b" is "/a/b" and "/a/x/../b" is "/a/b"
+ * (an out-of-tree build compiles "/top/build/../src/f.c"); out holds
+ * strlen(p) + 1 bytes. */
+static void normalize(const char *p, char *out)
+{
+	char *o = out;
+
+	while (*p) {
+		if (p[0] == '/' && p[1] == '.' && (p[2] == '/' || !p[2])) {
+			p += 2;
+		} else if (p[0] == '/' && p[1] == '.' && p[2] == '.' &&
+			   (p[3] == '/' || !p[3]) && o > out) {
+			char *slash = o;
+
+			while (slash > out && *--slash != '/')
+				;
+			/* Not past the root, nor over a "..". */
+			if (*slash != '/' || !strncmp(slash, "/../", 4) ||
+			    !strcmp(slash, "/..")) {
+				*o++ = *p++;
+				continue;
+			}
+			o = slash;
+			p += 3;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+}
+
+/* With --strip-path-prefix: the path without the prefix, both compared
+ * normalized, else as given. */
 static const char *show_path(const char *path)
 {
+	static char *norm_prefix;
 	size_t l = strip_prefix ? strlen(strip_prefix) : 0;
+	char *norm;
 
-	if (path && l && !strncmp(path, strip_prefix, l))
-		return path + l;
-	return path;
+	if (!path || !l)
+		return path;
+	if (!norm_prefix) {
+		/* Kept to the end, as strip_prefix is. */
+		norm_prefix = xrealloc(NULL, l + 1, 1);
+		normalize(strip_prefix, norm_prefix);
+	}
+	norm = aalloc(&names, strlen(path) + 1, 1);
+	normalize(path, norm);
+	if (*norm_prefix && !strncmp(norm, norm_prefix, strlen(norm_prefix)))
+		return norm + strlen(norm_prefix);
+	return strncmp(path, strip_prefix, l) ? path : path + l;
 }
 
 static void put_frame(FILE *o, size_t i, const struct frame *fr)
