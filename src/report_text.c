@@ -16,6 +16,8 @@
 #include "config.h"
 #endif
 
+#include <string.h>
+
 #include "options.h"
 #include "report_int.h"
 #include "stack.h"
@@ -36,7 +38,10 @@ static void put_line_safe(struct rc_out *o, const char *s)
 			    '?' : *s);
 }
 
-static void put_frame(struct rc_out *o, unsigned i, uintptr_t pc)
+/* Returns whether the frame is main(): the frames below it (libc's start
+ * code) are not printed, as the sanitizers leave them out; the JSON
+ * report keeps them. */
+static bool put_frame(struct rc_out *o, unsigned i, uintptr_t pc)
 {
 	struct rc_frame fr;
 
@@ -66,6 +71,7 @@ static void put_frame(struct rc_out *o, unsigned i, uintptr_t pc)
 		rc_out_puts(o, " (<unknown module>)");
 	}
 	rc_out_putc(o, '\n');
+	return fr.function && !strcmp(fr.function, "main");
 }
 
 static void put_stack(struct rc_out *o, rc_stack_id id)
@@ -76,7 +82,8 @@ static void put_stack(struct rc_out *o, rc_stack_id id)
 	if (!n)
 		rc_out_puts(o, "    <no stack>\n");
 	for (i = 0; i < n; i++)
-		put_frame(o, i, pcs[i]);
+		if (put_frame(o, i, pcs[i]))
+			break;
 }
 
 static void put_thread(struct rc_out *o, pid_t tid)

@@ -46,6 +46,9 @@
 #include "stack.h"
 #include "suppress.h"
 #include "symbolize.h"
+#ifdef RR_HAVE_DWFL
+#include "report-dwfl.h"
+#endif
 
 #define RR_MAX_DEPTH 64			/* JSON nesting */
 #define RR_MAX_FILE (256u << 20)	/* bytes per report */
@@ -827,6 +830,7 @@ struct frame {
 	const char *file;	/* may be NULL */
 	unsigned line;
 	bool has_offset;
+	bool inlined;		/* symbolized offline into several frames */
 };
 
 struct stack {
@@ -1581,6 +1585,125 @@ static void file_build_id(const char *path, char *hex)
 	close(fd);
 }
 
+#ifdef RR_HAVE_DWFL
+/*
+ * libdw names inline levels: the frame takes the innermost, and the
+ * levels around it are inserted after it once every frame is named
+ * (expand_inlined), so that queued frame pointers stay valid.
+ */
+struct inl {
+	struct frame *at;
+	struct frame *f;	/* the outer levels, innermost first */
+	unsigned n;
+};
+static struct inl *inls;
+static size_t ninls, capinls;
+
+static const char *sym_str(char *s)
+{
+	const char *r = s ? astrdup(&names, s) : NULL;
+
+	free(s);
+	return r;
+}
+
+static bool dw_symbolize_frame(struct frame *fr)
+{
+	struct rr_sym syms[RR_INLINE_MAX];
+	int n = rr_dwfl_symbolize(fr->module, fr->offset, syms,
+				  RR_INLINE_MAX), i;
+	struct frame *more;
+
+	if (n <= 0)
+		return false;
+	fr->function = sym_str(syms[0].function);
+	fr->file = sym_str(syms[0].file);
+	fr->line = syms[0].line;
+	if (!fr->function)
+		fr->file = NULL;
+	if (n == 1)
+		return true;
+	more = aalloc(&names, (size_t)n - 1, sizeof(*more));
+	for (i = 1; i < n; i++) {
+		more[i - 1] = *fr;
+		more[i - 1].function = sym_str(syms[i].function);
+		more[i - 1].file = sym_str(syms[i].file);
+		more[i - 1].line = syms[i].line;
+	}
+	if (ninls == capinls) {
+		capinls = capinls ? 2 * capinls : 16;
+		inls = xrealloc(inls, capinls, sizeof(*inls));
+	}
+	inls[ninls].at = fr;
+	inls[ninls].f = more;
+	inls[ninls++].n = (unsigned)n - 1;
+	fr->inlined = true;
+	return true;
+}
+
+static int cmp_inl(const void *a, const void *b)
+{
+	const struct inl *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static void expand_stack(struct arena *a, struct stack *st)
+{
+	size_t i, n = st->n, o = 0;
+	struct frame *nf;
+	struct inl key, *hit;
+
+	for (i = 0; i < st->n; i++)
+		if (st->f[i].inlined) {
+			key.at = &st->f[i];
+			hit = bsearch(&key, inls, ninls, sizeof(*inls),
+				      cmp_inl);
+			n += hit ? hit->n : 0;
+		}
+	if (n == st->n)
+		return;
+	nf = aalloc(a, n, sizeof(*nf));
+	for (i = 0; i < st->n; i++) {
+		nf[o++] = st->f[i];
+		if (!st->f[i].inlined)
+			continue;
+		key.at = &st->f[i];
+		hit = bsearch(&key, inls, ninls, sizeof(*inls), cmp_inl);
+		if (hit) {
+			memcpy(&nf[o], hit->f, hit->n * sizeof(*nf));
+			o += hit->n;
+		}
+	}
+	st->f = nf;
+	st->n = n;
+}
+
+static void expand_inlined(void)
+{
+	size_t i, j, k;
+
+	if (!ninls)
+		return;
+	qsort(inls, ninls, sizeof(*inls), cmp_inl);
+	for (i = 0; i < nprocs; i++)
+		for (j = 0; j < procs[i].nf; j++) {
+			struct finding *f = &procs[i].f[j];
+
+			expand_stack(&procs[i].arena, &f->stack);
+			for (k = 0; k < f->nobjs; k++) {
+				expand_stack(&procs[i].arena,
+					     &f->objs[k].cstack);
+				expand_stack(&procs[i].arena,
+					     &f->objs[k].dstack);
+			}
+		}
+	free(inls);
+	inls = NULL;
+	ninls = capinls = 0;
+}
+#endif
+
 /* Fill missing names; grouped by module so each file is loaded once. */
 static void symbolize_all(void)
 {
@@ -1623,8 +1746,13 @@ static void symbolize_all(void)
 					prog, symq[i].p->path, fr->module,
 					*have ? have : "(none)", want);
 		}
-		if (!usable || !same ||
-		    rc_symbolize_file(fr->module, fr->offset, &out))
+		if (!usable || !same)
+			continue;
+#ifdef RR_HAVE_DWFL
+		if (dw_symbolize_frame(fr))
+			continue;
+#endif
+		if (rc_symbolize_file(fr->module, fr->offset, &out))
 			continue;
 		if (out.function)
 			fr->function = astrdup(&names, out.function);
@@ -1636,6 +1764,10 @@ static void symbolize_all(void)
 	free(symq);
 	symq = NULL;
 	nsymq = capsymq = 0;
+#ifdef RR_HAVE_DWFL
+	rr_dwfl_close();
+	expand_inlined();
+#endif
 }
 
 /* ---- Fingerprints ------------------------------------------------------ */
@@ -2170,8 +2302,12 @@ static void put_stack(FILE *o, const struct stack *st)
 
 	if (!st->n)
 		fputs("    <no stack>\n", o);
-	for (i = 0; i < st->n; i++)
+	/* Not below main(), as the shim prints them. */
+	for (i = 0; i < st->n; i++) {
 		put_frame(o, i, &st->f[i]);
+		if (st->f[i].function && !strcmp(st->f[i].function, "main"))
+			break;
+	}
 }
 
 static void put_thread(FILE *o, long long tid)
@@ -2705,7 +2841,13 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf("%s %s\n", prog, PACKAGE_VERSION);
+#ifdef RR_HAVE_DWFL
+			printf("%s %s (symbolizer: libdw)\n", prog,
+			       PACKAGE_VERSION);
+#else
+			printf("%s %s (symbolizer: built-in)\n", prog,
+			       PACKAGE_VERSION);
+#endif
 			return 0;
 		default:
 			usage(stderr);
