@@ -158,6 +158,17 @@ printf '%s\n' "$out" | "$jq" -e '[.processes[].host] | .[1] == "other-host" and
 	pass "--format=json: host and times of each process" ||
 	fail "json hosts: $out"
 
+# --- Leak blocks in a stable order: by count (biggest first), then in the
+# order of rules.def.
+order=$(cut -f 3 "$top_builddir/tools/rules.tab" | tr '\n' ' ')
+"$jq" -e --arg order "$order" '
+	($order | split(" ")) as $o |
+	[.findings[] | select(.severity == "leak") |
+	 . as $f | [-$f.count, ($o | index([$f.rule]) // 999)]] as $k |
+	$k == ($k | sort) and ($k | length) == 5' "$leaks1" >/dev/null &&
+	pass "leak findings by count, then rule" ||
+	fail "leak order: $("$jq" -c '[.findings[] | [.rule, .count]]' "$leaks1")"
+
 # --- Fingerprints: in every finding, 16 hex digits, the same in two runs.
 # leaks.c creates two cm ids on one line: 5 findings, 4 fingerprints.
 jqt "report format 1" '.format == 1' "$leaks1"
