@@ -31,10 +31,12 @@ lodir=$(var loopbackdir)
 	fail "pkg-config variables: shim '$shim', loopbackdir '$lodir'"
 for f in bin/rdmacheck bin/rdmacheck-report share/man/man1/rdmacheck.1 \
 	share/man/man1/rdmacheck-report.1 share/man/man7/rdmacheck.7 \
-	share/doc/rdmacheck/report.schema.json; do
+	share/doc/rdmacheck/report.schema.json share/doc/rdmacheck/rules.md \
+	share/bash-completion/completions/rdmacheck \
+	share/bash-completion/completions/rdmacheck-report; do
 	[ -f "$dest$prefix/$f" ] || fail "$prefix/$f not installed"
 done
-pass "commands, manual pages and the schema installed"
+pass "commands, manual pages, rules.md, the schema and bash completions installed"
 la=$(find "$dest" -name '*.la')
 [ -z "$la" ] && pass "no .la file installed" || fail "installed: $la"
 run "$dest$prefix/bin/rdmacheck-report" --version
