@@ -22,7 +22,8 @@ cd "$top"
 # Debian packages the build and the tests need.
 pkgs="gcc make autoconf automake libtool pkg-config librdmacm-dev
 libibverbs-dev libunwind-dev check rdmacm-utils ibverbs-utils perftest qperf
-jq python3 procps"
+jq python3 procps
+python3-jsonschema python3-yaml libxml2-utils libdw-dev g++"
 
 missing=
 for p in $pkgs; do

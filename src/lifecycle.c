@@ -321,12 +321,41 @@ static void leak_fn(const struct rc_obj *o, void *arg)
 		rc_finding_add(&g->f, o, NULL);
 }
 
+/*
+ * Leak blocks in a stable order, whatever the registry's (it hashes
+ * addresses): the biggest groups first, then by rule (rules.def order),
+ * then by creation stack, frame by frame (within a module, addresses keep
+ * their order from run to run), then by handle.
+ */
+static int cmp_leak(const void *a, const void *b)
+{
+	const struct leak_group *x = a, *y = b;
+	const uintptr_t *px, *py;
+	unsigned nx, ny, i;
+
+	if (x->f.count != y->f.count)
+		return x->f.count > y->f.count ? -1 : 1;
+	if (x->f.rule != y->f.rule)
+		return x->f.rule < y->f.rule ? -1 : 1;
+	nx = rc_stack_frames(x->stack, &px);
+	ny = rc_stack_frames(y->stack, &py);
+	for (i = 0; i < nx && i < ny; i++)
+		if (px[i] != py[i])
+			return px[i] < py[i] ? -1 : 1;
+	if (nx != ny)
+		return nx < ny ? -1 : 1;
+	return x->f.objs[0].handle < y->f.objs[0].handle ? -1 :
+	       x->f.objs[0].handle > y->f.objs[0].handle;
+}
+
 static void leak_check(void)
 {
 	struct leak_ctx x = { NULL, 0, 0 };
 	unsigned i;
 
 	rc_reg_foreach(leak_fn, &x);
+	if (x.n > 1)
+		qsort(x.g, x.n, sizeof(*x.g), cmp_leak);
 	for (i = 0; i < x.n; i++) {
 		struct rc_finding *f = &x.g[i].f;
 		const char *what = rc_kind_text(f->objs[0].kind);
@@ -580,6 +609,11 @@ static void init(void)
 {
 	rc_options_defaults();
 	rc_options_parse(getenv("RDMACHECK_OPTIONS"));
+	if (rc_opt.help) {
+		/* As the sanitizers' help=1; nothing else has started. */
+		rc_options_print_help(STDERR_FILENO);
+		_exit(0);
+	}
 	rc_verbosity = rc_opt.verbosity;
 	rc_reg_init();
 	rc_stack_init();

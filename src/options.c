@@ -18,6 +18,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <strings.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "options.h"
@@ -43,12 +44,13 @@ struct opt_desc {
 	const char *sdef;
 	long min, max;
 	size_t off;
+	const char *help;
 };
 
 static const struct opt_desc opt_table[] = {
 #define RC_OPT(type, name, def, min, max, help) \
 	{ #name, RC_OPT_KIND_##type, RC_OPT_DEF_##type(def), min, max, \
-	  offsetof(struct rc_options, name) },
+	  offsetof(struct rc_options, name), help },
 #include "options.def"
 #undef RC_OPT
 };
@@ -83,6 +85,43 @@ void rc_complain(const char *fmt, ...)
 	/* One write(2): lines from threads do not interleave. */
 	if (write(STDERR_FILENO, buf, n) < 0)
 		return;
+}
+
+void rc_options_print_help(int fd)
+{
+	static const char head[] = "rdmacheck: RDMACHECK_OPTIONS=key=value:key=value... (current values):\n";
+	char line[1024];
+	unsigned i;
+	int n;
+
+	if (write(fd, head, sizeof(head) - 1) < 0)
+		return;
+	for (i = 0; i < NOPTS; i++) {
+		const struct opt_desc *d = &opt_table[i];
+		const void *v = opt_field(d);
+
+		switch (d->type) {
+		case OT_BOOL:
+			n = snprintf(line, sizeof(line), "  %s=%d (0/1)\n",
+				     d->name, *(const bool *)v);
+			break;
+		case OT_INT:
+			n = snprintf(line, sizeof(line), "  %s=%d (%ld..%ld)\n",
+				     d->name, *(const int *)v, d->min, d->max);
+			break;
+		default:
+			n = snprintf(line, sizeof(line), "  %s=%s\n", d->name,
+				     *(char *const *)v ? *(char *const *)v : "");
+		}
+		if (n < 0 || (size_t)n >= sizeof(line))
+			n = (int)sizeof(line) - 1;
+		n += snprintf(line + n, sizeof(line) - (size_t)n,
+			      "      %s\n", d->help);
+		if (n < 0 || (size_t)n >= sizeof(line))
+			n = (int)sizeof(line) - 1;
+		if (write(fd, line, (size_t)n) < 0)
+			return;
+	}
 }
 
 void rc_options_defaults(void)
@@ -237,6 +276,22 @@ int rc_options_parse(const char *s)
 	return problems;
 }
 
+/* Append s[0..n) whole; false when it does not fit. */
+static bool expand_put(char *buf, unsigned len, unsigned *o, const char *s,
+		       size_t n)
+{
+	if (*o + n >= len)
+		return false;
+	memcpy(buf + *o, s, n);
+	*o += n;
+	return true;
+}
+
+/*
+ * %p the pid, %h the host name, %q{VAR} the value of VAR ("" when
+ * unset), %% a '%'.  No stdio and no allocation: this runs in the crash
+ * handler too (uname(2) is async-signal-safe; getenv only reads).
+ */
 char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len)
 {
 	unsigned o = 0;
@@ -245,18 +300,37 @@ char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len)
 		return buf;
 	for (; tmpl && *tmpl && o + 1 < len; tmpl++) {
 		if (tmpl[0] == '%' && tmpl[1] == 'p') {
-			/* No stdio: this runs in the crash handler too. */
 			char pid[16];
 			unsigned n = 0, p = (unsigned)getpid();
 
 			do
 				pid[sizeof(pid) - ++n] = '0' + p % 10;
 			while ((p /= 10));
-			if (o + n >= len)
+			if (!expand_put(buf, len, &o, pid + sizeof(pid) - n,
+					n))
 				break;
-			memcpy(buf + o, pid + sizeof(pid) - n, n);
-			o += n;
 			tmpl++;
+		} else if (tmpl[0] == '%' && tmpl[1] == 'h') {
+			struct utsname u;
+
+			if (!uname(&u) && !expand_put(buf, len, &o, u.nodename,
+						      strlen(u.nodename)))
+				break;
+			tmpl++;
+		} else if (tmpl[0] == '%' && tmpl[1] == 'q' &&
+			   tmpl[2] == '{' && strchr(tmpl + 3, '}')) {
+			const char *end = strchr(tmpl + 3, '}'), *v = NULL;
+			char name[256];
+			size_t n = (size_t)(end - tmpl - 3);
+
+			if (n < sizeof(name)) {
+				memcpy(name, tmpl + 3, n);
+				name[n] = '\0';
+				v = getenv(name);
+			}
+			if (v && !expand_put(buf, len, &o, v, strlen(v)))
+				break;
+			tmpl = end;
 		} else if (tmpl[0] == '%' && tmpl[1] == '%') {
 			buf[o++] = '%';
 			tmpl++;

@@ -32,9 +32,14 @@ void rc_options_defaults(void);
 int rc_options_parse(const char *s);
 
 /*
- * Expand %p to the pid (and %% to %) into buf, truncating to len; returns
- * buf ("" for NULL/empty tmpl).  Async-signal-safe.
+ * Expand %p to the pid, %h to the host name, %q{VAR} to the value of
+ * environment variable VAR and %% to % into buf, truncating to len (an
+ * expansion that does not fit ends it, left out whole); returns buf ("" for
+ * NULL/empty tmpl).  Async-signal-safe.
  */
+/* help=1: every option, its current value and its help, to fd. */
+void rc_options_print_help(int fd);
+
 char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len);
 
 /*

@@ -255,13 +255,18 @@ void rc_report_init(void)
 {
 	ssize_t n;
 
+	clock_gettime(CLOCK_REALTIME, &rc_coll.start);
 	open_log();
 	n = readlink("/proc/self/exe", rc_coll.exe, sizeof(rc_coll.exe) - 1);
 	rc_coll.exe[n > 0 ? n : 0] = '\0';
 	read_cmdline();
 	rc_suppress_reset();
-	if (rc_opt.suppressions && *rc_opt.suppressions)
-		rc_suppress_load(rc_opt.suppressions);
+	if (rc_opt.suppressions && *rc_opt.suppressions) {
+		char supp[PATH_MAX];
+
+		rc_suppress_load(rc_options_expand_path(rc_opt.suppressions,
+							supp, sizeof(supp)));
+	}
 }
 
 void rc_report_reset(void)
@@ -281,6 +286,7 @@ void rc_report_atfork_child(void)
 	pthread_mutex_init(&rc_coll.json_lock, NULL);
 	/* One report per process: the parent's findings are its own. */
 	rc_report_reset();
+	clock_gettime(CLOCK_REALTIME, &rc_coll.start);
 	if (rc_coll.log_owned && strstr(rc_opt.log_path, "%p"))
 		open_log();
 }
@@ -345,7 +351,7 @@ void rc_report_forget_leaks(void)
 
 static void halt(void)
 {
-	/* A second erring thread waits for the first one's abort(). */
+	/* A second erring thread waits for the first one's exit. */
 	pthread_mutex_lock(&rc_coll.lock);
 	if (rc_coll.halted) {
 		pthread_mutex_unlock(&rc_coll.lock);
@@ -357,7 +363,11 @@ static void halt(void)
 
 	rc_report_write_json("exited", false);
 	rc_report_print_summary();
-	abort();
+	/* As ASan: exit with exitcode, without running the program's exit
+	 * handlers on top of the error; a core only when asked. */
+	if (rc_opt.abort_on_error)
+		abort();
+	_exit(rc_opt.exitcode);
 }
 
 void rc_report(struct rc_finding *f)
@@ -450,7 +460,8 @@ void rc_report_print_summary(void)
 	dropped = rc_coll.dropped;
 	pthread_mutex_unlock(&rc_coll.lock);
 
-	if (rc_opt.verbosity >= 1 && rc_suppress_count()) {
+	/* As LeakSanitizer: the entries that matched, always. */
+	if (rc_suppress_count()) {
 		char buf[8192];
 		size_t n;
 

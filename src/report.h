@@ -13,6 +13,9 @@
 #include "rules.h"
 #include "stack.h"
 
+/* The JSON report's "format": raised on any incompatible change. */
+#define RC_REPORT_FORMAT 1
+
 /* Kinds of tracked objects; the names are the JSON "kind" strings. */
 #define RC_KINDS(X) \
 	X(CHANNEL, "channel", "event channel") \

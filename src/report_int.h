@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #include "report.h"
 #include "symbolize.h"
@@ -41,6 +42,7 @@ struct rc_collector {
 	char exe[PATH_MAX];	/* "" when unknown */
 	char *cmdline;		/* NUL-separated, as /proc/self/cmdline */
 	size_t cmdline_len;
+	struct timespec start;	/* CLOCK_REALTIME at init (or fork) */
 };
 
 extern struct rc_collector rc_coll;

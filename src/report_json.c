@@ -22,8 +22,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
+#include <time.h>
 #include <unistd.h>
 
+#include "buildid.h"
+#include "fingerprint.h"
 #include "options.h"
 #include "rdmacheck.h"
 #include "report_int.h"
@@ -151,6 +155,8 @@ static void json_key(struct rc_out *o, const char *key)
 
 static struct map_ent {
 	uintptr_t start, end, base;
+	uintptr_t hdr_end;	/* end of the mapping at base (file offset
+				 * 0, the ELF header), 0 if unreadable */
 	unsigned path;		/* offset into map_paths */
 } maps[MAPS_MAX];
 static unsigned nmaps;
@@ -179,7 +185,8 @@ static uintptr_t parse_hex(const char **p)
  * module's load base.
  */
 static void maps_line(const char *l, char *last, size_t last_len,
-		      uintptr_t *last_base, unsigned *paths_used)
+		      uintptr_t *last_base, uintptr_t *last_end,
+		      unsigned *paths_used)
 {
 	uintptr_t start, end, off;
 	const char *perms, *path;
@@ -214,6 +221,7 @@ static void maps_line(const char *l, char *last, size_t last_len,
 	if (off == 0 && plen < last_len) {
 		memcpy(last, path, plen + 1);
 		*last_base = start;
+		*last_end = perms[0] == 'r' ? end : 0;
 	}
 	if (perms[0] == ' ' || perms[1] == ' ' || perms[2] != 'x' ||
 	    nmaps == MAPS_MAX)
@@ -222,6 +230,7 @@ static void maps_line(const char *l, char *last, size_t last_len,
 	m->start = start;
 	m->end = end;
 	m->base = strcmp(last, path) ? start - off : *last_base;
+	m->hdr_end = strcmp(last, path) ? 0 : *last_end;
 	if (nmaps && !strcmp(map_paths + maps[nmaps - 1].path, path)) {
 		m->path = maps[nmaps - 1].path;
 	} else {
@@ -238,13 +247,14 @@ static void maps_line(const char *l, char *last, size_t last_len,
 static void maps_load(void)
 {
 	static char chunk[4096], line[PATH_MAX + 128], last[PATH_MAX];
-	uintptr_t last_base = 0;
+	uintptr_t last_base = 0, last_end = 0;
 	unsigned paths_used = 0;
 	size_t ll = 0;
 	ssize_t r, i;
 	int fd;
 
 	maps_loaded = true;
+	nmaps = 0;
 	last[0] = '\0';
 	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
@@ -259,32 +269,113 @@ static void maps_load(void)
 			line[ll] = '\0';
 			ll = 0;
 			maps_line(line, last, sizeof(last), &last_base,
-				  &paths_used);
+				  &last_end, &paths_used);
 		}
 	}
 	close(fd);
 }
 
-static void crash_resolve(uintptr_t pc, struct rc_frame *fr)
+static const struct map_ent *map_of(uintptr_t pc)
 {
 	unsigned i;
 
-	memset(fr, 0, sizeof(*fr));
-	fr->pc = pc;
 	if (!maps_loaded)
 		maps_load();
-	for (i = 0; i < nmaps; i++) {
-		if (pc - 1 >= maps[i].start && pc - 1 < maps[i].end) {
-			fr->module = map_paths + maps[i].path;
-			fr->offset = pc - maps[i].base;
-			return;
-		}
+	for (i = 0; i < nmaps; i++)
+		if (pc - 1 >= maps[i].start && pc - 1 < maps[i].end)
+			return &maps[i];
+	return NULL;
+}
+
+static void crash_resolve(uintptr_t pc, struct rc_frame *fr)
+{
+	const struct map_ent *m = map_of(pc);
+
+	memset(fr, 0, sizeof(*fr));
+	fr->pc = pc;
+	if (m) {
+		fr->module = map_paths + m->path;
+		fr->offset = pc - m->base;
 	}
+}
+
+/*
+ * The modules the document's frames name, each with a pc in it: their
+ * build ids come from the ELF header mapped at the module's base.  Under
+ * json_lock (both modes), so static.
+ */
+#define DOC_MODS 256
+static struct doc_mod {
+	const char *path;
+	uintptr_t pc;
+} doc_mods[DOC_MODS];
+static unsigned ndoc_mods;
+
+static void doc_mod_add(const char *path, uintptr_t pc)
+{
+	unsigned i;
+
+	if (!path)
+		return;
+	for (i = 0; i < ndoc_mods; i++)
+		if (doc_mods[i].path == path || !strcmp(doc_mods[i].path, path))
+			return;
+	if (ndoc_mods < DOC_MODS) {
+		doc_mods[ndoc_mods].path = path;
+		doc_mods[ndoc_mods++].pc = pc;
+	}
+}
+
+static void json_module(struct rc_out *o, const char *path,
+			const struct map_ent *m, bool first)
+{
+	char hex[RC_BUILD_ID_MAX + 1];
+	bool id = m && m->hdr_end > m->base &&
+		  !rc_build_id((const void *)m->base, m->hdr_end - m->base,
+			       hex);
+
+	rc_out_puts(o, first ? "\n    {" : ",\n    {");
+	json_key(o, "path");
+	json_str(o, path);
+	rc_out_puts(o, ", ");
+	json_key(o, "build_id");
+	json_str(o, id ? hex : NULL);
+	rc_out_putc(o, '}');
+}
+
+/*
+ * The frames' modules by the names the frames give them, then every
+ * other module mapped now (so that a crash report, which has no leak
+ * findings, has them too), by its /proc/self/maps path.
+ */
+static void json_modules(struct rc_out *o)
+{
+	static bool covered[MAPS_MAX];
+	unsigned i, j, n = 0;
+
+	memset(covered, 0, sizeof(covered));
+	rc_out_putc(o, '[');
+	for (i = 0; i < ndoc_mods; i++) {
+		const struct map_ent *m = map_of(doc_mods[i].pc);
+
+		for (j = 0; m && j < nmaps; j++)
+			if (maps[j].path == m->path)
+				covered[j] = true;
+		json_module(o, doc_mods[i].path, m, !n++);
+	}
+	for (j = 0; j < nmaps; j++) {
+		if (covered[j] || (j && maps[j - 1].path == maps[j].path))
+			continue;
+		json_module(o, map_paths + maps[j].path, &maps[j], !n++);
+	}
+	rc_out_puts(o, n ? "\n  ]" : "]");
 }
 
 /* ---- the document ----------------------------------------------------- */
 
-static void json_stack(struct rc_out *o, rc_stack_id id, bool crash)
+/* fp, when given, takes each frame's symbolic parts (fingerprint.h). */
+static void json_stack(struct rc_out *o, rc_stack_id id, bool crash,
+		       struct rc_fp *fp)
 {
 	const uintptr_t *pcs;
 	unsigned i, n = rc_stack_frames(id, &pcs);
@@ -297,6 +388,10 @@ static void json_stack(struct rc_out *o, rc_stack_id id, bool crash)
 			crash_resolve(pcs[i], &fr);
 		else
 			rc_symbolize(pcs[i], &fr);
+		if (fp)
+			rc_fp_frame(fp, fr.function, fr.file, fr.module,
+				    fr.offset);
+		doc_mod_add(fr.module, pcs[i]);
 		rc_out_puts(o, i ? ", {" : "{");
 		json_key(o, "pc");
 		json_hex(o, pcs[i]);
@@ -336,7 +431,7 @@ static void json_where(struct rc_out *o, pid_t tid, rc_stack_id stack,
 	json_tid(o, tid);
 	rc_out_puts(o, ", ");
 	json_key(o, "stack");
-	json_stack(o, stack, crash);
+	json_stack(o, stack, crash, NULL);
 	rc_out_putc(o, '}');
 }
 
@@ -368,6 +463,8 @@ static void json_finding(struct rc_out *o, const struct rc_finding *f,
 {
 	const struct rc_rule_info *ri = &rc_rules[f->rule];
 	unsigned i, nobjs = f->nobjs < RC_MAX_OBJS ? f->nobjs : RC_MAX_OBJS;
+	char hex[RC_FP_LEN + 1];
+	struct rc_fp fp;
 
 	rc_out_puts(o, "    {");
 	json_key(o, "rule");
@@ -392,7 +489,17 @@ static void json_finding(struct rc_out *o, const struct rc_finding *f,
 	json_tid(o, f->tid);
 	rc_out_puts(o, ",\n      ");
 	json_key(o, "stack");
-	json_stack(o, f->stack, crash);
+	rc_fp_init(&fp, ri->id, f->call);
+	json_stack(o, f->stack, crash, &fp);
+	/* Crash mode has no names: rdmacheck-report computes it offline. */
+	rc_out_puts(o, ", ");
+	json_key(o, "fingerprint");
+	if (crash) {
+		rc_out_puts(o, "null");
+	} else {
+		rc_fp_hex(&fp, hex);
+		json_str(o, hex);
+	}
 	rc_out_puts(o, ",\n      ");
 	json_key(o, "objects");
 	rc_out_putc(o, '[');
@@ -456,19 +563,83 @@ static void json_argv(struct rc_out *o)
 	rc_out_putc(o, ']');
 }
 
+/* RFC 3339, UTC, milliseconds; by arithmetic, since gmtime_r() may lock. */
+static void json_time(struct rc_out *o, const struct timespec *ts)
+{
+	long long days = ts->tv_sec / 86400, era, z;
+	unsigned sod = (unsigned)(ts->tv_sec % 86400), doe, yoe, doy, mp;
+	unsigned ms = (unsigned)(ts->tv_nsec / 1000000), d, m, i;
+	long long y;
+	char buf[32];
+	unsigned v[6];
+
+	/* Days since 1970-01-01 to a proleptic Gregorian date, counting
+	 * 400-year eras from 0000-03-01. */
+	z = days + 719468;
+	era = (z >= 0 ? z : z - 146096) / 146097;
+	doe = (unsigned)(z - era * 146097);
+	yoe = (doe - doe / 1460 + doe / 36524 - doe / 146096) / 365;
+	doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+	mp = (5 * doy + 2) / 153;
+	d = doy - (153 * mp + 2) / 5 + 1;
+	m = mp < 10 ? mp + 3 : mp - 9;
+	y = (long long)yoe + era * 400 + (m <= 2);
+	v[0] = (unsigned)y;
+	v[1] = m;
+	v[2] = d;
+	v[3] = sod / 3600;
+	v[4] = sod / 60 % 60;
+	v[5] = sod % 60;
+	/* "YYYY-MM-DDTHH:MM:SS.mmmZ" */
+	for (i = 0; i < 4; i++)
+		buf[i] = (char)('0' + v[0] / (i == 0 ? 1000 : i == 1 ? 100 :
+					     i == 2 ? 10 : 1) % 10);
+	for (i = 1; i < 6; i++) {
+		buf[4 + 3 * (i - 1)] = "--T::"[i - 1];
+		buf[5 + 3 * (i - 1)] = (char)('0' + v[i] / 10 % 10);
+		buf[6 + 3 * (i - 1)] = (char)('0' + v[i] % 10);
+	}
+	buf[19] = '.';
+	buf[20] = (char)('0' + ms / 100);
+	buf[21] = (char)('0' + ms / 10 % 10);
+	buf[22] = (char)('0' + ms % 10);
+	buf[23] = 'Z';
+	rc_out_putc(o, '"');
+	rc_out_put(o, buf, 24);
+	rc_out_putc(o, '"');
+}
+
 static void json_doc(struct rc_out *o, const char *status,
 		     const struct rc_finding *fs, unsigned n,
 		     const struct rc_summary *s, unsigned dropped,
 		     bool halted, bool crash)
 {
+	struct timespec now;
+	struct utsname u;
 	unsigned i;
 
+	/* Fresh: modules may have come or gone since the last document. */
+	maps_load();
+	ndoc_mods = 0;
+	clock_gettime(CLOCK_REALTIME, &now);
 	rc_out_puts(o, "{\n  \"tool\": \"rdmacheck\",\n  ");
+	json_key(o, "format");
+	rc_out_udec(o, RC_REPORT_FORMAT);
+	rc_out_puts(o, ",\n  ");
 	json_key(o, "version");
 	json_str(o, PACKAGE_VERSION);
 	rc_out_puts(o, ",\n  ");
 	json_key(o, "pid");
 	rc_out_dec(o, getpid());
+	rc_out_puts(o, ",\n  ");
+	json_key(o, "host");
+	json_str(o, uname(&u) ? NULL : u.nodename);
+	rc_out_puts(o, ",\n  ");
+	json_key(o, "start_time");
+	json_time(o, &rc_coll.start);
+	rc_out_puts(o, ",\n  ");
+	json_key(o, "end_time");
+	json_time(o, &now);
 	rc_out_puts(o, ",\n  ");
 	json_key(o, "exe");
 	json_str(o, rc_coll.exe[0] ? rc_coll.exe : NULL);
@@ -517,6 +688,9 @@ static void json_doc(struct rc_out *o, const char *status,
 		json_finding(o, &fs[i], crash);
 	}
 	rc_out_puts(o, n ? "\n  ],\n  " : "],\n  ");
+	json_key(o, "modules");
+	json_modules(o);
+	rc_out_puts(o, ",\n  ");
 	json_key(o, "findings_dropped");
 	rc_out_udec(o, dropped);
 	rc_out_puts(o, ",\n  ");

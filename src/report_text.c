@@ -8,14 +8,20 @@
  *       #0 ...
  *     cm id 0x... was destroyed here (thread T):
  *       #0 ...
+ *     Suppression:                          with gen_suppressions=1
+ *       rule-id:pattern
  *   (blank line)
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <string.h>
+
+#include "options.h"
 #include "report_int.h"
 #include "stack.h"
+#include "suppress.h"
 
 static const char *const sev_word[] = {
 	[RC_SEV_ERROR] = "ERROR",
@@ -32,7 +38,10 @@ static void put_line_safe(struct rc_out *o, const char *s)
 			    '?' : *s);
 }
 
-static void put_frame(struct rc_out *o, unsigned i, uintptr_t pc)
+/* Returns whether the frame is main(): the frames below it (libc's start
+ * code) are not printed, as the sanitizers leave them out; the JSON
+ * report keeps them. */
+static bool put_frame(struct rc_out *o, unsigned i, uintptr_t pc)
 {
 	struct rc_frame fr;
 
@@ -62,6 +71,7 @@ static void put_frame(struct rc_out *o, unsigned i, uintptr_t pc)
 		rc_out_puts(o, " (<unknown module>)");
 	}
 	rc_out_putc(o, '\n');
+	return fr.function && !strcmp(fr.function, "main");
 }
 
 static void put_stack(struct rc_out *o, rc_stack_id id)
@@ -72,7 +82,8 @@ static void put_stack(struct rc_out *o, rc_stack_id id)
 	if (!n)
 		rc_out_puts(o, "    <no stack>\n");
 	for (i = 0; i < n; i++)
-		put_frame(o, i, pcs[i]);
+		if (put_frame(o, i, pcs[i]))
+			break;
 }
 
 static void put_thread(struct rc_out *o, pid_t tid)
@@ -132,6 +143,26 @@ static void put_obj(struct rc_out *o, const struct rc_finding *f,
 	}
 }
 
+/* gen_suppressions=1: an entry that silences this finding, as is. */
+static void put_suppression(struct rc_out *o, const struct rc_finding *f)
+{
+	struct rc_frame frames[RC_STACK_MAX_DEPTH];
+	const uintptr_t *pcs;
+	unsigned i, n = rc_stack_frames(f->stack, &pcs);
+	char entry[512];
+
+	if (n > RC_STACK_MAX_DEPTH)
+		n = RC_STACK_MAX_DEPTH;
+	for (i = 0; i < n; i++)
+		rc_symbolize(pcs[i], &frames[i]);
+	if (!rc_suppress_suggest(entry, sizeof(entry), f->rule, f->call,
+				 frames, n))
+		return;
+	rc_out_puts(o, "  Suppression:\n    ");
+	rc_out_puts(o, entry);
+	rc_out_putc(o, '\n');
+}
+
 void rc_text_finding(struct rc_out *o, const struct rc_finding *f, int pid)
 {
 	const struct rc_rule_info *ri = &rc_rules[f->rule];
@@ -155,5 +186,7 @@ void rc_text_finding(struct rc_out *o, const struct rc_finding *f, int pid)
 		rc_out_puts(o, f->more_objs == 1 ? " more object\n" :
 			    " more objects\n");
 	}
+	if (rc_opt.gen_suppressions)
+		put_suppression(o, f);
 	rc_out_putc(o, '\n');
 }

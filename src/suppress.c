@@ -273,6 +273,50 @@ size_t rc_suppress_format_used(char *buf, size_t len, const char *prefix)
 	return o;
 }
 
+/* A glob matching s exactly: metacharacters escaped, and what a
+ * suppression line cannot hold ('#', blanks, controls) matched by '?'. */
+static size_t put_glob(char *d, size_t len, const char *s)
+{
+	size_t o = 0;
+
+	for (; *s && o + 3 < len; s++) {
+		unsigned char c = (unsigned char)*s;
+
+		if (c == '*' || c == '?' || c == '[' || c == '\\')
+			d[o++] = '\\';
+		d[o++] = c == '#' || c <= ' ' || c == 0x7f ? '?' : (char)c;
+	}
+	d[o] = '\0';
+	return o;
+}
+
+size_t rc_suppress_suggest(char *buf, size_t len, enum rc_rule rule,
+			   const char *call, const struct rc_frame *frames,
+			   unsigned n)
+{
+	const char *id = rc_rules[rule].id, *pat = NULL, *slash;
+	size_t o;
+	unsigned i;
+
+	if (len < strlen(id) + 8)
+		return 0;
+	for (i = 0; i < n && !pat; i++)
+		pat = frames[i].function;
+	for (i = 0; i < n && !pat; i++)
+		if (frames[i].module) {
+			slash = strrchr(frames[i].module, '/');
+			pat = slash ? slash + 1 : frames[i].module;
+		}
+	if (!pat)
+		pat = call ? call : "*";
+	o = (size_t)snprintf(buf, len, "%s:", id);
+	if (!strcmp(pat, "*")) {
+		memcpy(buf + o, "*", 2);
+		return o + 1;
+	}
+	return o + put_glob(buf + o, len - o, pat);
+}
+
 void rc_suppress_reset(void)
 {
 	unsigned i;

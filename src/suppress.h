@@ -56,6 +56,16 @@ const char *rc_suppress_text(unsigned idx);
  */
 size_t rc_suppress_format_used(char *buf, size_t len, const char *prefix);
 
+/*
+ * A suppression entry for a finding, "rule:pattern", into buf: the pattern
+ * is the innermost frame's function (escaped as a glob), else the
+ * innermost module's base name, else the call.  Returns its length (0 if
+ * len is too small).  No allocation.
+ */
+size_t rc_suppress_suggest(char *buf, size_t len, enum rc_rule rule,
+			   const char *call, const struct rc_frame *frames,
+			   unsigned n);
+
 /* Drop every entry (tests). */
 void rc_suppress_reset(void);
 

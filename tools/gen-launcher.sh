@@ -33,6 +33,8 @@ help=
 us=$(printf '\037')
 while IFS=$us read -r kind type name def min max text; do
 	[ "$kind" = opt ] || continue
+	# help=1 is for RDMACHECK_OPTIONS: the launcher's --help is its own.
+	[ "$name" = help ] && continue
 	case $name in
 	'' | *[!a-z0-9_]*)
 		echo "gen-launcher.sh: bad option name '$name'" >&2

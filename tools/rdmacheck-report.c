@@ -22,6 +22,7 @@
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
@@ -38,11 +39,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "buildid.h"
+#include "fingerprint.h"
 #include "report.h"
 #include "rules.h"
 #include "stack.h"
 #include "suppress.h"
 #include "symbolize.h"
+#ifdef RR_HAVE_DWFL
+#include "report-dwfl.h"
+#endif
 
 #define RR_MAX_DEPTH 64			/* JSON nesting */
 #define RR_MAX_FILE (256u << 20)	/* bytes per report */
@@ -824,6 +830,7 @@ struct frame {
 	const char *file;	/* may be NULL */
 	unsigned line;
 	bool has_offset;
+	bool inlined;		/* symbolized offline into several frames */
 };
 
 struct stack {
@@ -853,6 +860,8 @@ struct finding {
 	const char *message;
 	unsigned long long count;
 	bool suppressed;
+	bool baselined;		/* its fingerprint is in the baseline */
+	const char *fingerprint;	/* from the report, or computed */
 	long long thread;	/* 0 when null */
 	struct stack stack;
 	struct object *objs;
@@ -870,6 +879,7 @@ struct finding {
 
 struct summary {
 	unsigned long long errors, warnings, leaks, suppressed;
+	unsigned long long baselined;	/* not counted above */
 };
 
 struct proc {
@@ -885,6 +895,11 @@ struct proc {
 	int signal;		/* status "killed": by this signal */
 	bool halted;
 	unsigned long long dropped;
+	const char *host, *start_time, *end_time;	/* may be NULL */
+	struct module_rec {
+		const char *path, *build_id;	/* build_id may be NULL */
+	} *mods;
+	size_t nmods;
 	struct summary sum;
 	struct finding *f;
 	size_t nf, cap_f;
@@ -1145,6 +1160,9 @@ static void load_finding(struct ctx *c, const struct jv *o, struct finding *f)
 	if (!f->count)
 		f->count = 1;
 	f->suppressed = get_bool(c, o, "suppressed", false);
+	f->fingerprint = get_str(c, o, "fingerprint", false, true);
+	if (f->fingerprint && !*f->fingerprint)
+		bad_field(c, "fingerprint", "empty fingerprint");
 	f->thread = get_int(c, o, "thread", false, true, 0, INT_MAX);
 	f->more_objects = (unsigned long long)get_int(c, o, "more_objects",
 						      false, true, 0,
@@ -1291,7 +1309,7 @@ static void load_into(struct proc *p, const char *path, char *buf,
 {
 	struct ctx c = { .path = path };
 	struct loading l = { 0 };
-	const struct jv *argv;
+	const struct jv *argv, *mods;
 	struct jparser jp = {
 		.stream_key = "findings",
 		.stream_arena = &scratch,
@@ -1344,6 +1362,25 @@ static void load_into(struct proc *p, const char *path, char *buf,
 		p->signal = (int)get_int(&c, root, "signal", false, true, 0,
 					 255);
 	p->halted = get_bool(&c, root, "halted", false);
+	p->host = get_str(&c, root, "host", false, true);
+	p->start_time = get_str(&c, root, "start_time", false, true);
+	p->end_time = get_str(&c, root, "end_time", false, true);
+	mods = field(&c, root, "modules", J_ARR, false, true);
+	if (mods) {
+		p->mods = aalloc(&p->arena, mods->n, sizeof(*p->mods));
+		for (i = 0; i < mods->n; i++) {
+			const struct jv *m = &mods->v[i];
+
+			ctx_push(&c, &mark, "modules", (long)i);
+			if (m->t != J_OBJ)
+				bad_field(&c, "", "expected an object");
+			p->mods[i].path = get_str(&c, m, "path", true, false);
+			p->mods[i].build_id = get_str(&c, m, "build_id",
+						      false, true);
+			ctx_pop(&c, mark);
+		}
+		p->nmods = mods->n;
+	}
 	p->dropped = (unsigned long long)get_int(&c, root, "findings_dropped",
 						 false, true, 0, LLONG_MAX);
 	load_summary(&c, root, &p->sum);
@@ -1474,10 +1511,27 @@ static void load_all(char **paths, size_t n)
 static struct arena names;	/* what the symbolizer found */
 
 
-static struct frame **symq;
+/* A frame to name, and the build id its report gives its module. */
+struct symq_ent {
+	struct frame *fr;
+	const char *want;	/* NULL: not known */
+	const struct proc *p;
+};
+
+static struct symq_ent *symq;
 static size_t nsymq, capsymq;
 
-static void queue_stack(struct stack *st)
+static const char *build_id_of(const struct proc *p, const char *module)
+{
+	size_t i;
+
+	for (i = 0; i < p->nmods; i++)
+		if (!strcmp(p->mods[i].path, module))
+			return p->mods[i].build_id;
+	return NULL;
+}
+
+static void queue_stack(const struct proc *p, struct stack *st)
 {
 	size_t i;
 
@@ -1490,22 +1544,171 @@ static void queue_stack(struct stack *st)
 			capsymq = capsymq ? capsymq * 2 : 64;
 			symq = xrealloc(symq, capsymq, sizeof(*symq));
 		}
-		symq[nsymq++] = fr;
+		symq[nsymq].fr = fr;
+		symq[nsymq].want = build_id_of(p, fr->module);
+		symq[nsymq++].p = p;
 	}
 }
 
 static int cmp_frame_module(const void *a, const void *b)
 {
-	const struct frame *x = *(struct frame *const *)a;
-	const struct frame *y = *(struct frame *const *)b;
+	const struct symq_ent *x = a, *y = b;
+	int c = strcmp(x->fr->module, y->fr->module);
 
-	return strcmp(x->module, y->module);
+	if (c || x->want == y->want)
+		return c;
+	if (!x->want || !y->want)
+		return x->want ? 1 : -1;
+	return strcmp(x->want, y->want);
 }
+
+/* The build id of the file at path now ("" when it has none). */
+static void file_build_id(const char *path, char *hex)
+{
+	struct stat st;
+	void *img;
+	int fd;
+
+	hex[0] = '\0';
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return;
+	if (!fstat(fd, &st) && st.st_size > 0) {
+		img = mmap(NULL, (size_t)st.st_size, PROT_READ, MAP_PRIVATE,
+			   fd, 0);
+		if (img != MAP_FAILED) {
+			if (rc_build_id(img, (size_t)st.st_size, hex))
+				hex[0] = '\0';
+			munmap(img, (size_t)st.st_size);
+		}
+	}
+	close(fd);
+}
+
+#ifdef RR_HAVE_DWFL
+/*
+ * libdw names inline levels: the frame takes the innermost, and the
+ * levels around it are inserted after it once every frame is named
+ * (expand_inlined), so that queued frame pointers stay valid.
+ */
+struct inl {
+	struct frame *at;
+	struct frame *f;	/* the outer levels, innermost first */
+	unsigned n;
+};
+static struct inl *inls;
+static size_t ninls, capinls;
+
+static const char *sym_str(char *s)
+{
+	const char *r = s ? astrdup(&names, s) : NULL;
+
+	free(s);
+	return r;
+}
+
+static bool dw_symbolize_frame(struct frame *fr)
+{
+	struct rr_sym syms[RR_INLINE_MAX];
+	int n = rr_dwfl_symbolize(fr->module, fr->offset, syms,
+				  RR_INLINE_MAX), i;
+	struct frame *more;
+
+	if (n <= 0)
+		return false;
+	fr->function = sym_str(syms[0].function);
+	fr->file = sym_str(syms[0].file);
+	fr->line = syms[0].line;
+	if (!fr->function)
+		fr->file = NULL;
+	if (n == 1)
+		return true;
+	more = aalloc(&names, (size_t)n - 1, sizeof(*more));
+	for (i = 1; i < n; i++) {
+		more[i - 1] = *fr;
+		more[i - 1].function = sym_str(syms[i].function);
+		more[i - 1].file = sym_str(syms[i].file);
+		more[i - 1].line = syms[i].line;
+	}
+	if (ninls == capinls) {
+		capinls = capinls ? 2 * capinls : 16;
+		inls = xrealloc(inls, capinls, sizeof(*inls));
+	}
+	inls[ninls].at = fr;
+	inls[ninls].f = more;
+	inls[ninls++].n = (unsigned)n - 1;
+	fr->inlined = true;
+	return true;
+}
+
+static int cmp_inl(const void *a, const void *b)
+{
+	const struct inl *x = a, *y = b;
+
+	return x->at < y->at ? -1 : x->at > y->at;
+}
+
+static void expand_stack(struct arena *a, struct stack *st)
+{
+	size_t i, n = st->n, o = 0;
+	struct frame *nf;
+	struct inl key, *hit;
+
+	for (i = 0; i < st->n; i++)
+		if (st->f[i].inlined) {
+			key.at = &st->f[i];
+			hit = bsearch(&key, inls, ninls, sizeof(*inls),
+				      cmp_inl);
+			n += hit ? hit->n : 0;
+		}
+	if (n == st->n)
+		return;
+	nf = aalloc(a, n, sizeof(*nf));
+	for (i = 0; i < st->n; i++) {
+		nf[o++] = st->f[i];
+		if (!st->f[i].inlined)
+			continue;
+		key.at = &st->f[i];
+		hit = bsearch(&key, inls, ninls, sizeof(*inls), cmp_inl);
+		if (hit) {
+			memcpy(&nf[o], hit->f, hit->n * sizeof(*nf));
+			o += hit->n;
+		}
+	}
+	st->f = nf;
+	st->n = n;
+}
+
+static void expand_inlined(void)
+{
+	size_t i, j, k;
+
+	if (!ninls)
+		return;
+	qsort(inls, ninls, sizeof(*inls), cmp_inl);
+	for (i = 0; i < nprocs; i++)
+		for (j = 0; j < procs[i].nf; j++) {
+			struct finding *f = &procs[i].f[j];
+
+			expand_stack(&procs[i].arena, &f->stack);
+			for (k = 0; k < f->nobjs; k++) {
+				expand_stack(&procs[i].arena,
+					     &f->objs[k].cstack);
+				expand_stack(&procs[i].arena,
+					     &f->objs[k].dstack);
+			}
+		}
+	free(inls);
+	inls = NULL;
+	ninls = capinls = 0;
+}
+#endif
 
 /* Fill missing names; grouped by module so each file is loaded once. */
 static void symbolize_all(void)
 {
-	bool usable = false;
+	char have[RC_BUILD_ID_MAX + 1];
+	bool usable = false, same = true;
 	struct stat st;
 	size_t i, j, k;
 
@@ -1513,22 +1716,43 @@ static void symbolize_all(void)
 		for (j = 0; j < procs[i].nf; j++) {
 			struct finding *f = &procs[i].f[j];
 
-			queue_stack(&f->stack);
+			queue_stack(&procs[i], &f->stack);
 			for (k = 0; k < f->nobjs; k++) {
-				queue_stack(&f->objs[k].cstack);
-				queue_stack(&f->objs[k].dstack);
+				queue_stack(&procs[i], &f->objs[k].cstack);
+				queue_stack(&procs[i], &f->objs[k].dstack);
 			}
 		}
 	if (nsymq)
 		qsort(symq, nsymq, sizeof(*symq), cmp_frame_module);
 	for (i = 0; i < nsymq; i++) {
-		struct frame *fr = symq[i];
+		struct frame *fr = symq[i].fr;
+		const char *want = symq[i].want;
+		bool new_mod = i == 0 ||
+			       strcmp(fr->module, symq[i - 1].fr->module);
 		struct rc_frame out;
 
 		/* Only regular files: a module path may name a device now. */
-		if (i == 0 || strcmp(fr->module, symq[i - 1]->module))
+		if (new_mod) {
 			usable = !stat(fr->module, &st) && S_ISREG(st.st_mode);
-		if (!usable || rc_symbolize_file(fr->module, fr->offset, &out))
+			if (usable)
+				file_build_id(fr->module, have);
+		}
+		/* A file rebuilt since the report would name the wrong
+		 * functions: its frames keep module+offset. */
+		if (new_mod || want != symq[i - 1].want) {
+			same = !want || !usable || !strcmp(want, have);
+			if (!same)
+				fprintf(stderr, "%s: %s: %s has build id %s, not the report's %s: its frames are not symbolized\n",
+					prog, symq[i].p->path, fr->module,
+					*have ? have : "(none)", want);
+		}
+		if (!usable || !same)
+			continue;
+#ifdef RR_HAVE_DWFL
+		if (dw_symbolize_frame(fr))
+			continue;
+#endif
+		if (rc_symbolize_file(fr->module, fr->offset, &out))
 			continue;
 		if (out.function)
 			fr->function = astrdup(&names, out.function);
@@ -1540,6 +1764,37 @@ static void symbolize_all(void)
 	free(symq);
 	symq = NULL;
 	nsymq = capsymq = 0;
+#ifdef RR_HAVE_DWFL
+	rr_dwfl_close();
+	expand_inlined();
+#endif
+}
+
+/* ---- Fingerprints ------------------------------------------------------ */
+
+/* Findings whose report has none (crash reports, older reports). */
+static void fingerprint_all(void)
+{
+	char hex[RC_FP_LEN + 1];
+	struct rc_fp fp;
+	size_t i, j, k;
+
+	for (i = 0; i < nprocs; i++)
+		for (j = 0; j < procs[i].nf; j++) {
+			struct finding *f = &procs[i].f[j];
+
+			if (f->fingerprint)
+				continue;
+			rc_fp_init(&fp, f->rule, f->call);
+			for (k = 0; k < f->stack.n; k++) {
+				const struct frame *fr = &f->stack.f[k];
+
+				rc_fp_frame(&fp, fr->function, fr->file,
+					    fr->module, fr->offset);
+			}
+			rc_fp_hex(&fp, hex);
+			f->fingerprint = astrdup(&procs[i].arena, hex);
+		}
 }
 
 /* ---- Suppressions ------------------------------------------------------ */
@@ -1601,7 +1856,176 @@ static void apply_suppressions(void)
 	free(frames);
 }
 
+/* ---- Baselines --------------------------------------------------------- */
+
+/*
+ * --baseline=OLD: the fingerprints of OLD's findings, a set of strings.
+ * OLD is what rdmacheck-report --format=json wrote, or shim reports (a
+ * file or a directory), loaded as inputs are and fingerprinted the same
+ * way (crash reports too, once symbolized).
+ */
+static char **base_tab;		/* open addressing, at most half full */
+static size_t base_cap, base_n;
+static bool have_baseline;
+
+static uint64_t hash_text(const char *s)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+
+	while (*s)
+		h = (h ^ (unsigned char)*s++) * 0x100000001b3ull;
+	return h;
+}
+
+static bool baseline_has(const char *fp)
+{
+	size_t h;
+
+	if (!base_cap)
+		return false;
+	for (h = hash_text(fp) & (base_cap - 1); base_tab[h];
+	     h = (h + 1) & (base_cap - 1))
+		if (!strcmp(base_tab[h], fp))
+			return true;
+	return false;
+}
+
+static void baseline_add(const char *fp)
+{
+	char **old = base_tab;
+	size_t oldcap = base_cap, i, h;
+
+	if (baseline_has(fp))
+		return;
+	if (2 * (base_n + 1) > base_cap) {
+		base_cap = base_cap ? 2 * base_cap : 64;
+		base_tab = xcalloc(base_cap, sizeof(*base_tab));
+		for (i = 0; i < oldcap; i++)
+			if (old[i])
+				for (h = hash_text(old[i]) & (base_cap - 1);
+				     ; h = (h + 1) & (base_cap - 1))
+					if (!base_tab[h]) {
+						base_tab[h] = old[i];
+						break;
+					}
+		free(old);
+	}
+	for (h = hash_text(fp) & (base_cap - 1); base_tab[h];
+	     h = (h + 1) & (base_cap - 1))
+		;
+	base_tab[h] = strdup(fp);
+	if (!base_tab[h])
+		die("out of memory");
+	base_n++;
+}
+
+/* rdmacheck-report's own JSON: every finding carries its fingerprint. */
+static bool baseline_merged(const char *path)
+{
+	struct arena a = { 0 };
+	struct jparser jp = { .arena = &a };
+	struct ctx c = { .path = path, .arena = &a };
+	const struct jv *tool, *fs;
+	struct jv root;
+	char err[256], *buf;
+	size_t len, i, mark;
+
+	buf = read_file(path, &len);
+	if (!json_parse(&jp, buf, len, &root, err, sizeof(err)))
+		die("%s: malformed JSON at %s", path, err);
+	tool = jget(&root, "tool");
+	if (!tool || tool->t != J_STR || strcmp(tool->s, "rdmacheck-report")) {
+		arena_free(&a);
+		free(buf);
+		return false;
+	}
+	fs = field(&c, &root, "findings", J_ARR, true, false);
+	for (i = 0; i < fs->n; i++) {
+		ctx_push(&c, &mark, "findings", (long)i);
+		baseline_add(get_str(&c, &fs->v[i], "fingerprint", true,
+				     false));
+		ctx_pop(&c, mark);
+	}
+	arena_free(&a);
+	free(buf);
+	return true;
+}
+
+static void add_dir(const char *dir);
+static void free_reports(void);
+static char **inputs;
+static size_t ninputs, cap_inputs;
+
+/* Before the inputs are loaded: procs[] is free for the baseline's. */
+static void load_baseline(const char *path)
+{
+	struct stat st;
+	size_t i, j;
+
+	have_baseline = true;
+	if (stat(path, &st) || !S_ISDIR(st.st_mode)) {
+		if (strcmp(path, "-") && baseline_merged(path))
+			return;
+		load_report(path);
+	} else {
+		add_dir(path);
+		load_all(inputs, ninputs);
+		for (i = 0; i < ninputs; i++)
+			free(inputs[i]);
+		ninputs = 0;
+	}
+	symbolize_all();
+	fingerprint_all();
+	for (i = 0; i < nprocs; i++)
+		for (j = 0; j < procs[i].nf; j++)
+			baseline_add(procs[i].f[j].fingerprint);
+	free_reports();
+	free(procs);
+	procs = NULL;
+	cap_procs = 0;
+}
+
+static void free_baseline(void)
+{
+	size_t i;
+
+	for (i = 0; i < base_cap; i++)
+		free(base_tab[i]);
+	free(base_tab);
+	base_tab = NULL;
+	base_cap = base_n = 0;
+}
+
+/* Findings already in the baseline leave the counts, as suppressed do. */
+static void apply_baseline(void)
+{
+	size_t i, j;
+
+	fingerprint_all();
+	for (i = 0; have_baseline && i < nprocs; i++) {
+		struct proc *p = &procs[i];
+
+		for (j = 0; j < p->nf; j++) {
+			struct finding *f = &p->f[j];
+
+			if (f->suppressed || !baseline_has(f->fingerprint))
+				continue;
+			f->baselined = true;
+			if (f->sev == RC_SEV_ERROR)
+				take(&p->sum.errors, 1);
+			else if (f->sev == RC_SEV_WARNING)
+				take(&p->sum.warnings, 1);
+			else
+				take(&p->sum.leaks, f->count);
+			p->sum.baselined += weight(f);
+		}
+	}
+}
+
 /* ---- Merging ----------------------------------------------------------- */
+
+/* Reports from more than one host: pids are shown as host:pid. */
+static bool many_hosts;
 
 static bool same_str(const char *a, const char *b)
 {
@@ -1630,11 +2054,11 @@ static bool same_stack(const struct stack *a, const struct stack *b)
 	return true;
 }
 
+/* Two builds' identical findings merge: their fingerprints are equal. */
 static bool same_finding(const struct finding *a, const struct finding *b)
 {
-	return !strcmp(a->rule, b->rule) && same_str(a->call, b->call) &&
-	       a->suppressed == b->suppressed &&
-	       same_stack(&a->stack, &b->stack);
+	return a->suppressed == b->suppressed &&
+	       !strcmp(a->fingerprint, b->fingerprint);
 }
 
 /* The i-th distinct process of a merged finding. */
@@ -1656,7 +2080,7 @@ static void add_proc(struct finding *g, struct proc *p)
 	g->more_procs[g->nprocs++ - 1] = p;
 }
 
-/* FNV-1a, over what same_finding() compares. */
+/* FNV-1a. */
 static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
 {
 	const unsigned char *b = p;
@@ -1671,28 +2095,13 @@ static uint64_t hash_str(uint64_t h, const char *s)
 	return s ? hash_bytes(h, s, strlen(s) + 1) : h;
 }
 
+/* Over what same_finding() compares. */
 static uint64_t finding_hash(const struct finding *f)
 {
 	uint64_t h = 0xcbf29ce484222325ull;
-	size_t i;
 
-	h = hash_str(h, f->rule);
-	h = hash_str(h, f->call);
-	h = hash_bytes(h, &f->suppressed, sizeof(f->suppressed));
-	h = hash_bytes(h, &f->stack.n, sizeof(f->stack.n));
-	for (i = 0; i < f->stack.n; i++) {
-		const struct frame *fr = &f->stack.f[i];
-
-		if (fr->module) {
-			h = hash_str(h, fr->module);
-			h = hash_bytes(h, &fr->has_offset,
-				       sizeof(fr->has_offset));
-			h = hash_bytes(h, &fr->offset, sizeof(fr->offset));
-		} else {
-			h = hash_bytes(h, &fr->pc, sizeof(fr->pc));
-		}
-	}
-	return h;
+	h = hash_str(h, f->fingerprint);
+	return hash_bytes(h, &f->suppressed, sizeof(f->suppressed));
 }
 
 struct head {
@@ -1701,9 +2110,9 @@ struct head {
 };
 
 /*
- * Each finding joins the first earlier one identical to it, found in a
- * hash table of the groups' first findings (open addressing, at most
- * half full).
+ * Each finding joins the first earlier one with its fingerprint (computed
+ * here for those that have none), found in a hash table of the groups'
+ * first findings (open addressing, at most half full).
  */
 static void merge_all(bool merge)
 {
@@ -1711,6 +2120,10 @@ static void merge_all(bool merge)
 	size_t cap = 16, total = 0, i, j, h;
 	uint64_t hash;
 
+	fingerprint_all();
+	many_hosts = false;
+	for (i = 1; i < nprocs && !many_hosts; i++)
+		many_hosts = !same_str(procs[i].host, procs[0].host);
 	for (i = 0; i < nprocs; i++)
 		total += procs[i].nf;
 	if (merge) {
@@ -1798,6 +2211,62 @@ static void put_safe(FILE *o, const char *s)
 	}
 }
 
+/* --strip-path-prefix: source paths as the repository names them. */
+static const char *strip_prefix;
+
+/* Lexically, for display: "/a/./b" is "/a/b" and "/a/x/../b" is "/a/b"
+ * (an out-of-tree build compiles "/top/build/../src/f.c"); out holds
+ * strlen(p) + 1 bytes. */
+static void normalize(const char *p, char *out)
+{
+	char *o = out;
+
+	while (*p) {
+		if (p[0] == '/' && p[1] == '.' && (p[2] == '/' || !p[2])) {
+			p += 2;
+		} else if (p[0] == '/' && p[1] == '.' && p[2] == '.' &&
+			   (p[3] == '/' || !p[3]) && o > out) {
+			char *slash = o;
+
+			while (slash > out && *--slash != '/')
+				;
+			/* Not past the root, nor over a "..". */
+			if (*slash != '/' || !strncmp(slash, "/../", 4) ||
+			    !strcmp(slash, "/..")) {
+				*o++ = *p++;
+				continue;
+			}
+			o = slash;
+			p += 3;
+		} else {
+			*o++ = *p++;
+		}
+	}
+	*o = '\0';
+}
+
+/* With --strip-path-prefix: the path without the prefix, both compared
+ * normalized, else as given. */
+static const char *show_path(const char *path)
+{
+	static char *norm_prefix;
+	size_t l = strip_prefix ? strlen(strip_prefix) : 0;
+	char *norm;
+
+	if (!path || !l)
+		return path;
+	if (!norm_prefix) {
+		/* Kept to the end, as strip_prefix is. */
+		norm_prefix = xrealloc(NULL, l + 1, 1);
+		normalize(strip_prefix, norm_prefix);
+	}
+	norm = aalloc(&names, strlen(path) + 1, 1);
+	normalize(path, norm);
+	if (*norm_prefix && !strncmp(norm, norm_prefix, strlen(norm_prefix)))
+		return norm + strlen(norm_prefix);
+	return strncmp(path, strip_prefix, l) ? path : path + l;
+}
+
 static void put_frame(FILE *o, size_t i, const struct frame *fr)
 {
 	fputs("    #", o);
@@ -1810,7 +2279,7 @@ static void put_frame(FILE *o, size_t i, const struct frame *fr)
 	}
 	if (fr->function && fr->file) {
 		fputc(' ', o);
-		put_safe(o, fr->file);
+		put_safe(o, show_path(fr->file));
 		if (fr->line) {
 			fputc(':', o);
 			put_u(o, fr->line);
@@ -1833,8 +2302,12 @@ static void put_stack(FILE *o, const struct stack *st)
 
 	if (!st->n)
 		fputs("    <no stack>\n", o);
-	for (i = 0; i < st->n; i++)
+	/* Not below main(), as the shim prints them. */
+	for (i = 0; i < st->n; i++) {
 		put_frame(o, i, &st->f[i]);
+		if (st->f[i].function && !strcmp(st->f[i].function, "main"))
+			break;
+	}
 }
 
 static void put_thread(FILE *o, long long tid)
@@ -1901,8 +2374,16 @@ static void put_pids(FILE *o, const struct finding *f)
 {
 	size_t i;
 
-	for (i = 0; i < f->nprocs; i++)
-		fprintf(o, "%s%lld", i ? ", " : "", proc_at(f, i)->pid);
+	for (i = 0; i < f->nprocs; i++) {
+		const struct proc *p = proc_at(f, i);
+
+		fputs(i ? ", " : "", o);
+		if (many_hosts) {
+			put_safe(o, p->host ? p->host : "?");
+			fputc(':', o);
+		}
+		fprintf(o, "%lld", p->pid);
+	}
 }
 
 static void put_finding(FILE *o, const struct finding *f, bool merged)
@@ -1942,9 +2423,11 @@ static void put_finding(FILE *o, const struct finding *f, bool merged)
 static void put_summary(FILE *o, const char *prefix, const struct summary *s,
 			const char *suffix)
 {
-	fprintf(o, "%srdmacheck: %llu errors, %llu warnings, %llu leaked objects (%llu suppressed)%s\n",
-		prefix, s->errors, s->warnings, s->leaks, s->suppressed,
-		suffix);
+	fprintf(o, "%srdmacheck: %llu errors, %llu warnings, %llu leaked objects (%llu suppressed",
+		prefix, s->errors, s->warnings, s->leaks, s->suppressed);
+	if (have_baseline)
+		fprintf(o, ", %llu in the baseline", s->baselined);
+	fprintf(o, ")%s\n", suffix);
 }
 
 static void total_summary(struct summary *t)
@@ -1957,6 +2440,7 @@ static void total_summary(struct summary *t)
 		t->warnings += procs[i].sum.warnings;
 		t->leaks += procs[i].sum.leaks;
 		t->suppressed += procs[i].sum.suppressed;
+		t->baselined += procs[i].sum.baselined;
 	}
 }
 
@@ -2008,7 +2492,8 @@ static size_t count_unique(void)
 	for (i = 0; i < nprocs; i++)
 		for (j = 0; j < procs[i].nf; j++)
 			if (!procs[i].f[j].merged_into &&
-			    !procs[i].f[j].suppressed)
+			    !procs[i].f[j].suppressed &&
+			    !procs[i].f[j].baselined)
 				n++;
 	return n;
 }
@@ -2018,7 +2503,8 @@ static void put_proc_findings(FILE *o, const struct proc *p, bool merge)
 	size_t j;
 
 	for (j = 0; j < p->nf; j++)
-		if (!p->f[j].suppressed && !p->f[j].merged_into)
+		if (!p->f[j].suppressed && !p->f[j].merged_into &&
+		    !p->f[j].baselined)
 			put_finding(o, &p->f[j], merge);
 }
 
@@ -2122,6 +2608,11 @@ static void put_jfinding(FILE *o, const struct finding *f)
 		fprintf(o, "%s%lld", i ? ", " : "", proc_at(f, i)->pid);
 	fputs("],\n      \"stack\": ", o);
 	put_jstack(o, &f->stack);
+	fputs(", \"fingerprint\": ", o);
+	put_jstr(o, f->fingerprint);
+	if (have_baseline)
+		fprintf(o, ", \"baselined\": %s",
+			f->baselined ? "true" : "false");
 	fputs(",\n      \"objects\": [", o);
 	for (i = 0; i < f->nobjs; i++) {
 		const struct object *ob = &f->objs[i];
@@ -2148,8 +2639,11 @@ static void put_jfinding(FILE *o, const struct finding *f)
 
 static void put_jsummary(FILE *o, const struct summary *s)
 {
-	fprintf(o, "{\"errors\": %llu, \"warnings\": %llu, \"leaks\": %llu, \"suppressed\": %llu}",
+	fprintf(o, "{\"errors\": %llu, \"warnings\": %llu, \"leaks\": %llu, \"suppressed\": %llu",
 		s->errors, s->warnings, s->leaks, s->suppressed);
+	if (have_baseline)
+		fprintf(o, ", \"baselined\": %llu", s->baselined);
+	fputc('}', o);
 }
 
 static void output_json(FILE *o)
@@ -2176,6 +2670,12 @@ static void output_json(FILE *o)
 		put_jstr(o, p->status);
 		if (!strcmp(p->status, "killed"))
 			fprintf(o, ", \"signal\": %d", p->signal);
+		fputs(", \"host\": ", o);
+		put_jstr(o, p->host);
+		fputs(", \"start_time\": ", o);
+		put_jstr(o, p->start_time);
+		fputs(", \"end_time\": ", o);
+		put_jstr(o, p->end_time);
 		fprintf(o, ", \"halted\": %s, \"findings_dropped\": %llu, \"report\": ",
 			p->halted ? "true" : "false", p->dropped);
 		put_jstr(o, p->path);
@@ -2200,10 +2700,9 @@ static void output_json(FILE *o)
 	fputs("\n}\n", o);
 }
 
-/* ---- Arguments --------------------------------------------------------- */
+#include "report-formats.c"
 
-static char **inputs;
-static size_t ninputs, cap_inputs;
+/* ---- Arguments --------------------------------------------------------- */
 
 static void add_input(char *path)
 {
@@ -2251,8 +2750,15 @@ static void usage(FILE *o)
 		"- standard input).\n"
 		"\n"
 		"  -m, --merge              show identical findings once, across processes\n"
-		"  -j, --json               write the merged result as one JSON document\n"
+		"  -f, --format=FORMAT      text (default), json (the merged result as one\n"
+		"                           JSON document), junit, sarif or github\n"
+		"  -j, --json               the same as --format=json\n"
+		"  -b, --baseline=OLD       report and fail only on findings whose fingerprint\n"
+		"                           is not in OLD (a report, a directory of them, or\n"
+		"                           what --format=json wrote)\n"
 		"  -s, --suppressions=FILE  mark findings matching FILE suppressed\n"
+		"      --strip-path-prefix=PREFIX  remove PREFIX from source paths\n"
+		"      --gen-suppressions   write a suppression file silencing the findings\n"
 		"      --summary            print only the summary lines\n"
 		"  -o, --output=FILE        write to FILE instead of stdout\n"
 		"  -h, --help               show this help\n"
@@ -2264,10 +2770,19 @@ static void usage(FILE *o)
 
 int main(int argc, char **argv)
 {
-	enum { OPT_SUMMARY = 256 };
+	enum { OPT_SUMMARY = 256, OPT_STRIP, OPT_GEN };
+	enum { F_TEXT, F_JSON, F_JUNIT, F_SARIF, F_GITHUB };
+	static const char *const formats[] = {
+		[F_TEXT] = "text", [F_JSON] = "json", [F_JUNIT] = "junit",
+		[F_SARIF] = "sarif", [F_GITHUB] = "github",
+	};
 	static const struct option longopts[] = {
 		{ "merge", no_argument, NULL, 'm' },
 		{ "json", no_argument, NULL, 'j' },
+		{ "format", required_argument, NULL, 'f' },
+		{ "baseline", required_argument, NULL, 'b' },
+		{ "strip-path-prefix", required_argument, NULL, OPT_STRIP },
+		{ "gen-suppressions", no_argument, NULL, OPT_GEN },
 		{ "suppressions", required_argument, NULL, 's' },
 		{ "summary", no_argument, NULL, OPT_SUMMARY },
 		{ "output", required_argument, NULL, 'o' },
@@ -2275,20 +2790,41 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool merge = false, json = false, summary_only = false;
-	const char *outpath = NULL;
+	bool merge = false, summary_only = false, gen = false;
+	const char *outpath = NULL, *baseline = NULL;
+	int format = F_TEXT;
+	size_t k;
 	struct summary t;
 	struct stat st;
 	FILE *o = stdout;
 	int c;
 
-	while ((c = getopt_long(argc, argv, "mjs:o:hV", longopts, NULL)) != -1) {
+	while ((c = getopt_long(argc, argv, "mjf:b:s:o:hV", longopts,
+				NULL)) != -1) {
 		switch (c) {
 		case 'm':
 			merge = true;
 			break;
 		case 'j':
-			json = true;
+			format = F_JSON;
+			break;
+		case 'f':
+			for (k = 0; k < sizeof(formats) / sizeof(*formats); k++)
+				if (!strcmp(optarg, formats[k]))
+					break;
+			if (k == sizeof(formats) / sizeof(*formats))
+				die("unknown format '%s' (text, json, junit, sarif or github)",
+				    optarg);
+			format = (int)k;
+			break;
+		case 'b':
+			baseline = optarg;
+			break;
+		case OPT_STRIP:
+			strip_prefix = optarg;
+			break;
+		case OPT_GEN:
+			gen = true;
 			break;
 		case 's':
 			if (rc_suppress_load(optarg) < 0)
@@ -2305,7 +2841,13 @@ int main(int argc, char **argv)
 			usage(stdout);
 			return 0;
 		case 'V':
-			printf("%s %s\n", prog, PACKAGE_VERSION);
+#ifdef RR_HAVE_DWFL
+			printf("%s %s (symbolizer: libdw)\n", prog,
+			       PACKAGE_VERSION);
+#else
+			printf("%s %s (symbolizer: built-in)\n", prog,
+			       PACKAGE_VERSION);
+#endif
 			return 0;
 		default:
 			usage(stderr);
@@ -2317,8 +2859,13 @@ int main(int argc, char **argv)
 		usage(stderr);
 		return 2;
 	}
-	if (json && summary_only)
-		die("--json and --summary exclude each other");
+	if (format != F_TEXT && summary_only)
+		die("--summary is for the text format");
+	if (gen && (format != F_TEXT || summary_only))
+		die("--gen-suppressions writes a suppression file: no --format or --summary");
+	/* The baseline first, while procs[] is free. */
+	if (baseline)
+		load_baseline(baseline);
 	for (; optind < argc; optind++) {
 		if (!stat(argv[optind], &st) && S_ISDIR(st.st_mode))
 			add_dir(argv[optind]);
@@ -2327,23 +2874,41 @@ int main(int argc, char **argv)
 	}
 	load_all(inputs, ninputs);
 
-	/* Suppressions match function and file names too. */
-	if (!summary_only || rc_suppress_count())
+	/* Suppressions and fingerprints use function and file names. */
+	if (!summary_only || rc_suppress_count() || merge || baseline)
 		symbolize_all();
 	apply_suppressions();
-	merge_all(merge || json);
+	apply_baseline();
+	/* JSON and SARIF always list each finding once. */
+	merge_all(merge || format == F_JSON || format == F_SARIF);
 
 	if (outpath && !(o = fopen(outpath, "w")))
 		die("%s: cannot create: %s", outpath, strerror(errno));
-	if (json)
+	switch (gen ? -1 : format) {
+	case -1:
+		output_gen_suppressions(o);
+		break;
+	case F_JSON:
 		output_json(o);
-	else
+		break;
+	case F_JUNIT:
+		output_junit(o, merge);
+		break;
+	case F_SARIF:
+		output_sarif(o);
+		break;
+	case F_GITHUB:
+		output_github(o, merge);
+		break;
+	default:
 		output_text(o, merge, summary_only);
+	}
 	if (fflush(o) || ferror(o) || (o != stdout && fclose(o)))
 		die("%s: write error: %s", outpath ? outpath : "stdout",
 		    strerror(errno));
 
 	total_summary(&t);
 	free_reports();
+	free_baseline();
 	return t.errors || t.leaks ? 1 : 0;
 }

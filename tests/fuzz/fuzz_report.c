@@ -41,8 +41,9 @@ static char *copy(const uint8_t *data, size_t size)
 	return p;
 }
 
-/* What rdmacheck-report --json writes must read back as JSON. */
-static void check_json(void)
+/* What rdmacheck-report --format=json or sarif writes must read back as
+ * JSON. */
+static void check_json(void (*output)(FILE *o))
 {
 	struct jparser jp = { 0 };
 	struct arena tree = { 0 };
@@ -52,11 +53,11 @@ static void check_json(void)
 	FILE *o = open_memstream(&out, &len);
 
 	FUZZ_ASSERT(o);
-	output_json(o);
+	output(o);
 	FUZZ_ASSERT(!fclose(o));
 	jp.arena = &tree;
 	if (!json_parse(&jp, out, len, &v, err, sizeof(err))) {
-		fprintf(stderr, "--json wrote bad JSON: %s\n", err);
+		fprintf(stderr, "JSON output is not JSON: %s\n", err);
 		abort();
 	}
 	FUZZ_ASSERT(v.t == J_OBJ);
@@ -88,7 +89,12 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	merge_all(true);
 	output_text(devnull, true, false);
 	output_json(devnull);
-	check_json();
+	check_json(output_json);
+	output_junit(devnull, true);
+	output_junit(devnull, false);
+	check_json(output_sarif);
+	output_github(devnull, true);
+	output_gen_suppressions(devnull);
 
 	die_catch = NULL;
 	free_reports();

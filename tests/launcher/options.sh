@@ -10,13 +10,16 @@ set -eu
 . "$top_srcdir/tests/launcher/lib.sh"
 
 cd "$t_dir"
-def_options >options
+# help=1 is RDMACHECK_OPTIONS only: the launcher's --help is its usage.
+def_options | grep -v '^BOOL help ' >options
 n=$(wc -l <options)
 # A broken extraction must not pass vacuously.
 [ "$n" -ge 5 ] && pass "$n options in options.def" ||
 	fail "only $n options found in options.def"
 
 cut -d ' ' -f 2 options | sort >names.def
+echo help >>names.def
+sort -o names.def names.def
 awk -F '\t' '$1 == "opt" { print $3 }' "$top_builddir/tools/options.tab" |
     sort >names.tab
 if cmp -s names.def names.tab; then
@@ -74,5 +77,25 @@ while read -r type name def; do
 	[ "$out" = "$name=$val" ] && pass "--$name=$val" ||
 		fail "--$name=$val gives '$out' (exit $rc: $err)"
 done <options
+
+# RDMACHECK_OPTIONS=help=1: the shim itself lists every option of
+# options.def with its current value and help, and exits 0 at once.
+shim=${RDMACHECK_SHIM:-}
+if [ -n "$shim" ] && [ -e "$shim" ]; then
+	run env RDMACHECK_OPTIONS=help=1:stack_depth=7 LD_PRELOAD="$shim" \
+		sh -c 'echo ran'
+	missing=
+	while read -r type name def; do
+		printf '%s\n' "$err" | grep -q "^  $name=" ||
+			missing="$missing $name"
+	done <options
+	[ "$rc" = 0 ] && [ -z "$out" ] && [ -z "$missing" ] &&
+		printf '%s\n' "$err" | grep -qx '  stack_depth=7 (1..64)' &&
+		printf '%s\n' "$err" | grep -qx '      frames kept per stack' &&
+		pass "help=1: every option, value and help; exit 0" ||
+		fail "help=1: exit $rc, out '$out', missing '$missing': $err"
+else
+	fail "RDMACHECK_SHIM is not set or missing: help=1 not tested"
+fi
 
 finish

@@ -9,6 +9,7 @@
 #include <check.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/utsname.h>
 #include <unistd.h>
 
 #include "options.h"
@@ -233,6 +234,22 @@ START_TEST(test_expand_path)
 	ck_assert_str_eq(rc_options_expand_path("a%%p%q%", buf, sizeof(buf)),
 			 "a%p%q%");
 	ck_assert_str_eq(rc_options_expand_path(NULL, buf, sizeof(buf)), "");
+	{
+		struct utsname u;
+		char host[128], hwant[128];
+
+		ck_assert_int_eq(uname(&u), 0);
+		snprintf(hwant, sizeof(hwant), "r.%s.x", u.nodename);
+		ck_assert_str_eq(rc_options_expand_path("r.%h.x", host,
+							sizeof(host)), hwant);
+	}
+	setenv("RC_TEST_RANK", "3", 1);
+	unsetenv("RC_TEST_UNSET");
+	ck_assert_str_eq(rc_options_expand_path("r%q{RC_TEST_RANK}.%q{RC_TEST_UNSET}.j",
+						buf, sizeof(buf)), "r3..j");
+	/* Without its braces, %q is text. */
+	ck_assert_str_eq(rc_options_expand_path("%q{x", buf, sizeof(buf)),
+			 "%q{x");
 	ck_assert_str_eq(rc_options_expand_path("", buf, sizeof(buf)), "");
 	ck_assert_str_eq(rc_options_expand_path("abcdef", buf, 4), "abc");
 	/* A pid that does not fit is left out whole. */

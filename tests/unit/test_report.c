@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "fake_stack.h"
+#include "fingerprint.h"
 #include "options.h"
 #include "report.h"
 #include "report_int.h"
@@ -342,6 +343,61 @@ START_TEST(test_suppressed)
 }
 END_TEST
 
+/* rc_fp_hex of rule + call + frames (function, file, module, offset). */
+static void fp_of(char out[RC_FP_LEN + 1], const char *rule,
+		  const char *const fr[][3], const uintptr_t *off, unsigned n)
+{
+	struct rc_fp fp;
+	unsigned i;
+
+	rc_fp_init(&fp, rule, "rdma_destroy_id");
+	for (i = 0; i < n; i++)
+		rc_fp_frame(&fp, fr[i][0], fr[i][1], fr[i][2], off[i]);
+	rc_fp_hex(&fp, out);
+}
+
+/* Fingerprints ignore addresses, lines, directories and what is below
+ * main(), and nothing else. */
+START_TEST(test_fingerprint)
+{
+	static const char *const a[][3] = {
+		{ "teardown", "/build1/server.c", "/build1/server" },
+		{ NULL, NULL, "/usr/lib/libx.so" },
+		{ "main", "/build1/server.c", "/build1/server" },
+		{ "__libc_start_call_main", "libc.c", "/lib/libc.so.6" },
+	};
+	static const char *const b[][3] = {
+		{ "teardown", "/build2/server.c", "/build2/server" },
+		{ NULL, NULL, "/opt/libx.so" },
+		{ "main", "/build2/server.c", "/build2/server" },
+		{ "_start", NULL, "/build2/server" },
+	};
+	static const char *const c[][3] = {
+		{ "teardown2", "/build1/server.c", "/build1/server" },
+		{ NULL, NULL, "/usr/lib/libx.so" },
+		{ "main", "/build1/server.c", "/build1/server" },
+	};
+	const uintptr_t off_a[] = { 0x1000, 0x30, 0x2000, 0x27000 };
+	const uintptr_t off_b[] = { 0x1400, 0x30, 0x2400, 0x1200 };
+	const uintptr_t off_c[] = { 0x1000, 0x31, 0x2000 };
+	char fa[RC_FP_LEN + 1], fb[RC_FP_LEN + 1], fc[RC_FP_LEN + 1];
+
+	fp_of(fa, "double-destroy", a, off_a, 4);
+	fp_of(fb, "double-destroy", b, off_b, 4);
+	ck_assert_uint_eq(strspn(fa, "0123456789abcdef"), RC_FP_LEN);
+	ck_assert_str_eq(fa, fb);
+	fp_of(fb, "double-destroy", a, off_a, 3);
+	ck_assert_str_eq(fa, fb);
+	fp_of(fb, "use-after-destroy", a, off_a, 4);
+	ck_assert_str_ne(fa, fb);
+	fp_of(fc, "double-destroy", c, off_a, 3);
+	ck_assert_str_ne(fa, fc);
+	/* An unsymbolized frame counts by its module's offset. */
+	fp_of(fb, "double-destroy", a, off_c, 3);
+	ck_assert_str_ne(fa, fb);
+}
+END_TEST
+
 START_TEST(test_json_fields)
 {
 	struct rc_finding f;
@@ -378,6 +434,8 @@ START_TEST(test_json_fields)
 	assert_jq(json_file, ".findings[1] | .rule == \"leak-qp\" and .severity == \"leak\" and .call == null and .count == 2 and .thread == null and .objects == []");
 	assert_jq(json_file, ".summary == {\"errors\": 1, \"warnings\": 0, \"leaks\": 2, \"suppressed\": 0}");
 	assert_jq(json_file, ".findings_dropped == 0");
+	assert_jq(json_file, ".format == 1");
+	assert_jq(json_file, "[.findings[].fingerprint | test(\"^[0-9a-f]{16}$\")] == [true, true]");
 }
 END_TEST
 
@@ -443,6 +501,8 @@ START_TEST(test_json_crash_mode)
 	ck_assert_uint_eq(fake_symbolize_calls, 0);
 	assert_json_parses(json_file);
 	assert_jq(json_file, ".status == \"crashed\" and .symbolized == false");
+	/* Without names there is no fingerprint yet. */
+	assert_jq(json_file, ".findings[0].fingerprint == null");
 	assert_jq(json_file, ".findings[0].stack[0].module == .exe and .findings[0].stack[0].function == null and .findings[0].stack[0].line == 0");
 	snprintf(expr, sizeof(expr), ".findings[0].stack[0].offset == \"0x%lx\"",
 		 (unsigned long)(pcs[0] - (uintptr_t)info.dli_fbase));
@@ -480,9 +540,10 @@ START_TEST(test_halt_on_error)
 		rc_report(&f);
 		_exit(0);
 	}
+	/* As ASan: exitcode, not a core-dumping abort(). */
 	ck_assert_int_eq(waitpid(pid, &status, 0), pid);
-	ck_assert(WIFSIGNALED(status));
-	ck_assert_int_eq(WTERMSIG(status), SIGABRT);
+	ck_assert(WIFEXITED(status));
+	ck_assert_int_eq(WEXITSTATUS(status), 23);
 
 	/* The child wrote its own files (%p). */
 	snprintf(want, sizeof(want), "/tmp/rc-unit-json.%d", (int)pid);
@@ -638,6 +699,7 @@ int main(void)
 	tcase_add_test(tc, test_forget_leaks);
 	tcase_add_test(tc, test_suppressed);
 	tcase_add_test(tc, test_json_fields);
+	tcase_add_test(tc, test_fingerprint);
 	tcase_add_test(tc, test_json_escaping);
 	tcase_add_test(tc, test_json_disabled);
 	tcase_add_test(tc, test_json_crash_mode);

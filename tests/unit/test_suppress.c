@@ -148,6 +148,37 @@ START_TEST(test_globs)
 }
 END_TEST
 
+/* A suggested entry is a valid line that matches the finding it was made
+ * for, however odd the function name. */
+START_TEST(test_suggest)
+{
+	struct rc_frame fr[2] = {
+		{ .module = "/usr/lib/libx.so.1", .offset = 0x30 },
+		{ .function = "ns::f<int*>(char [4]) #2", .file = "a.cc",
+		  .module = "/app" },
+	};
+	char buf[256];
+
+	ck_assert_uint_gt(rc_suppress_suggest(buf, sizeof(buf),
+					      RC_R_LEAK_QP, NULL, fr, 2), 0);
+	ck_assert_str_eq(buf, "leak-qp:ns::f<int\\*>(char?\\[4])??2");
+	rc_suppress_reset();
+	ck_assert_int_eq(rc_suppress_add_line(buf, "gen", 1), 1);
+	ck_assert_int_eq(rc_suppress_match_frames(RC_R_LEAK_QP, NULL, fr, 2),
+			 0);
+	/* No function: the module's base name; no frame: the call. */
+	ck_assert_uint_gt(rc_suppress_suggest(buf, sizeof(buf),
+					      RC_R_LEAK_QP, NULL, fr, 1), 0);
+	ck_assert_str_eq(buf, "leak-qp:libx.so.1");
+	ck_assert_uint_gt(rc_suppress_suggest(buf, sizeof(buf),
+					      RC_R_DOUBLE_DESTROY,
+					      "rdma_destroy_id", fr, 0), 0);
+	ck_assert_str_eq(buf, "double-destroy:rdma_destroy_id");
+	ck_assert_uint_eq(rc_suppress_suggest(buf, 8, RC_R_LEAK_QP, NULL,
+					      fr, 2), 0);
+}
+END_TEST
+
 START_TEST(test_hits_and_used_list)
 {
 	char buf[512], want[512];
@@ -251,6 +282,7 @@ int main(void)
 	tcase_add_test(tc, test_bad_lines);
 	tcase_add_test(tc, test_rule_selection);
 	tcase_add_test(tc, test_globs);
+	tcase_add_test(tc, test_suggest);
 	tcase_add_test(tc, test_hits_and_used_list);
 	tcase_add_test(tc, test_load_file);
 	tcase_add_test(tc, test_match_finding);
