@@ -4,9 +4,10 @@
  * Owns the private id, channel, event and connection structures shared by
  * channel.c (channels, events, sync waits, migrate), id.c (init, devices,
  * ids, addressing, endpoints), conn.c (wire protocol incl. SIDR, progress
- * thread, connection calls, QPs), mcast.c (multicast joins), stubs.c
- * (not yet emulated parts) and, in the rdmacm14 build only
- * (LO_RDMACM_1_4), rdmacm14.c (the RDMACM_1.4 calls).
+ * thread, connection calls, QPs), mcast.c (multicast joins), the
+ * rsockets in ../rs (which use cm_init, cm_complete and cm_qp_to_err
+ * as 44.0's use ucma_init, ucma_complete and ucma_shutdown) and, in the
+ * rdmacm14 build only (LO_RDMACM_1_4), rdmacm14.c (the RDMACM_1.4 calls).
  *
  * Locking: one process-wide mutex (cm.lock) guards every id's state, every
  * channel queue, the joins and the event accounting; cm.cond wakes
