@@ -317,6 +317,8 @@ ret RC_NAME(name) RC_PARAMS(name, params)				\
 
 #define RC_GEN_WRAP(ret, name, fail, params, args)
 #define RC_GEN_WRAPV(ret, name, fail, params, args)
+/* In wrap_rsocket.c. */
+#define RC_GEN_RSOCK(ret, name, fail, params, args)
 
 #define RC_API(how, ret, name, ver, fail, params, args, effect) \
 	RC_GEN_##how(ret, name, fail, params, args)

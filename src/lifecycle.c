@@ -211,6 +211,8 @@ static enum rc_rule leak_rule(const struct rc_obj *o)
 		return RC_R_LEAK_ADDRINFO;
 	case RC_K_DEVLIST:
 		return RC_R_LEAK_DEVICE_LIST;
+	case RC_K_RSOCKET:
+		return RC_R_LEAK_RSOCKET;
 	default:
 		return RC_R_COUNT;
 	}
@@ -270,7 +272,12 @@ static void leak_check(void)
 		struct rc_finding *f = &x.g[i].f;
 		const char *what = rc_kind_text(f->objs[0].kind);
 
-		if (f->count == 1)
+		if (f->count == 1 && f->objs[0].kind == RC_K_RSOCKET)
+			snprintf(f->message, sizeof(f->message),
+				 "%s %d leaked: %s", what,
+				 (int)f->objs[0].handle,
+				 rc_rules[f->rule].summary);
+		else if (f->count == 1)
 			snprintf(f->message, sizeof(f->message),
 				 "%s %p leaked: %s", what,
 				 (void *)f->objs[0].handle,

@@ -86,6 +86,10 @@ struct rc_obj {
 			uint32_t qpn;		/* QP: its number, to tell a
 						 * new QP at the same address */
 		} qp;
+		struct {
+			int fd;			/* the socket number */
+			int iomaps;		/* riomap()s not riounmap()ed */
+		} rs;
 	} u;
 };
 

@@ -23,7 +23,8 @@
 	X(MCAST, "multicast", "multicast join") \
 	X(ADDRINFO, "addrinfo", "addrinfo list") \
 	X(DEVLIST, "device_list", "device list") \
-	X(THREAD, "thread", "thread")
+	X(THREAD, "thread", "thread") \
+	X(RSOCKET, "rsocket", "rsocket")
 
 enum rc_kind {
 #define X(e, json, text) RC_K_##e,

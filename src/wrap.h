@@ -216,6 +216,11 @@ void rc_qp_set_owner(const struct rc_obj *id);
 /* wrap_event.c: add delta to the counts an event is charged to. */
 void rc_event_settle(const struct rc_obj *e, int delta);
 
+/* wrap_rsocket.c: the registry handle of the rsocket numbered fd (odd,
+ * so never an address; threads.c's are (tid << 3) | 1). */
+#define RC_RS_HANDLE(fd) (((uintptr_t)(unsigned)(fd) << 3) | 3)
+bool rc_rs_check(enum rc_fn fn, int s, uintptr_t ra);
+
 /* Read a field of a cm id we know is live. */
 #define RC_ID(o) ((struct rdma_cm_id *)(o)->handle)
 
