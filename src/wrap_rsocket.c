@@ -178,23 +178,34 @@ bool rc_rs_check(enum rc_fn fn, int s, uintptr_t ra)
 
 /*
  * The generated wrappers: a live rsocket (and no tracing) goes straight
- * to librdmacm.
+ * to librdmacm, a tail call with no frame of our own; everything else
+ * goes through a cold function of its own (the return address passed
+ * down, so its report names the program's call).
  */
 #define RC_GEN_RSOCK(ret, name, fail, params, args)			\
-ret RC_NAME(name) RC_PARAMS(name, params)				\
+static __attribute__((noinline, cold)) ret				\
+rs_slow_##name(uintptr_t ra, RC_UNPAREN params)				\
 {									\
 	ret (*fn) params = rc_real_fn(RC_FN_##name);			\
 									\
-	if (RC_UNLIKELY(!fn)) {						\
+	if (!fn) {							\
 		errno = ENOSYS;						\
 		return fail;						\
 	}								\
-	if (RC_LIKELY(rs_state(RC_FIRST(args)) == RC_RS_LIVE &&	\
-		      !rc_verbosity))					\
-		return fn args;						\
-	if (!rc_rs_check(RC_FN_##name, RC_FIRST(args), RC_RA(name)))	\
+	if (!rc_rs_check(RC_FN_##name, RC_FIRST(args), ra))		\
 		return fail;						\
 	return fn args;							\
+}									\
+									\
+ret RC_NAME(name) RC_PARAMS(name, params)				\
+{									\
+	ret (*fn) params = __atomic_load_n(&rc_real[RC_FN_##name],	\
+					   __ATOMIC_ACQUIRE);		\
+									\
+	if (RC_LIKELY(fn && rs_state(RC_FIRST(args)) == RC_RS_LIVE &&	\
+		      !rc_verbosity))					\
+		return fn args;						\
+	return rs_slow_##name(RC_RA(name), RC_UNPAREN args);		\
 }
 
 #define RC_GEN_PASS(ret, name, fail, params, args)
@@ -377,8 +388,9 @@ int rfcntl(int socket, int cmd, ...)
  * opened) is reported, but the call is forwarded: librdmacm polls such a
  * number as a plain fd (POLLNVAL).
  */
-static void rs_poll_slow(enum rc_fn fn, const int *fds, size_t stride,
-			 unsigned n, uintptr_t ra)
+static __attribute__((noinline, cold)) void
+rs_poll_slow(enum rc_fn fn, const int *fds, size_t stride, unsigned n,
+	     uintptr_t ra)
 {
 	RC_CALL(c);
 	unsigned i;
@@ -393,25 +405,39 @@ static void rs_poll_slow(enum rc_fn fn, const int *fds, size_t stride,
 	errno = c.err;
 }
 
-int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
+static __attribute__((noinline, cold)) int
+rs_rpoll_slow(uintptr_t ra, struct pollfd *fds, nfds_t nfds, int timeout)
 {
-	nfds_t i;
+	int (*fn)(struct pollfd *, nfds_t, int) = RC_REAL(rpoll);
 
-	if (!RC_REAL(rpoll)) {
+	if (!fn) {
 		errno = ENOSYS;
 		return -1;
 	}
+	rs_poll_slow(RC_FN_rpoll, &fds[0].fd, sizeof(*fds), (unsigned)nfds,
+		     ra);
+	return fn(fds, nfds, timeout);
+}
+
+/* One table load per entry, and a tail call when all are known. */
+int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
+{
+	int (*fn)(struct pollfd *, nfds_t, int) =
+		__atomic_load_n(&rc_real[RC_FN_rpoll], __ATOMIC_ACQUIRE);
+	nfds_t i;
+
+	if (RC_UNLIKELY(!fn || rc_verbosity))
+		goto slow;
 	for (i = 0; i < nfds; i++) {
 		int st = rs_state(fds[i].fd);
 
 		if (RC_UNLIKELY(st != RC_RS_LIVE && st != RC_RS_PLAIN))
-			break;
+			goto slow;
 	}
-	if (RC_UNLIKELY(i < nfds || rc_verbosity))
-		rs_poll_slow(RC_FN_rpoll, &fds[0].fd, sizeof(*fds),
-			     (unsigned)nfds,
-			     (uintptr_t)__builtin_return_address(0));
-	return RC_REAL(rpoll)(fds, nfds, timeout);
+	return fn(fds, nfds, timeout);
+slow:
+	return rs_rpoll_slow((uintptr_t)__builtin_return_address(0), fds,
+			     nfds, timeout);
 }
 
 int rselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
