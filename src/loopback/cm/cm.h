@@ -26,6 +26,8 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
@@ -61,6 +63,16 @@ static inline void cm_list_del(struct cm_list *n)
 
 #define cm_container_of(p, type, member) \
 	((type *)((char *)(p) - __builtin_offsetof(type, member)))
+
+/*
+ * The backend's own AF_UNIX sockets, made by the system call: a socket()
+ * interposer such as librspreload (which tries rsocket() first for every
+ * socket) must not see them, as it sees none of the real library's.
+ */
+static inline int cm_socket(int domain, int type, int protocol)
+{
+	return (int)syscall(SYS_socket, domain, type, protocol);
+}
 
 /* Real IB CM private data sizes, and the CMA header taken from the REQ. */
 #define CM_REQ_PDATA	92

@@ -401,7 +401,7 @@ int cm_bind_port(struct cm_id *p, const struct sockaddr *addr)
 	unsigned int tries;
 	int fd, ret = -1;
 
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
+	fd = cm_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	if (port) {

@@ -840,7 +840,7 @@ int lo_qp_listen(struct lo_qp *qp)
 
 	if (lo_start())
 		return -1;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = lo_socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	for (tries = 0; tries < (1 << 16); tries++) {
@@ -889,8 +889,8 @@ int lo_dial(uint32_t dest_qpn, bool nonblock)
 	socklen_t len = lo_qp_addr(&sa, dest_qpn);
 	int fd, r;
 
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
-		    (nonblock ? SOCK_NONBLOCK : 0), 0);
+	fd = lo_socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+		       (nonblock ? SOCK_NONBLOCK : 0), 0);
 	if (fd < 0)
 		return -1;
 	do {
