@@ -39,4 +39,38 @@ LO_SERVER_EXPECT='^server: echoed 2000000 bytes$'
 LO_CLIENT_EXPECT='^client: 20 x 100000 bytes echoed$'
 LO_CLIENT="$echo_bin -c $LO_ADDR -p 7472 -n 20 -S 100000"
 lo_pair "sock_echo -n 20 -S 100000"
+
+# librspreload sees the program's sockets only, as with the real library:
+# one rsocket() per side (the listener; the client's socket), not one more
+# per socket the backend makes for itself.  Counted by the shim's call log.
+if [ -n "${RDMACHECK_SHIM:-}" ] && [ -e "$RDMACHECK_SHIM" ]; then
+	_ns="rdmacheck-test-$$-$lo_name-count"
+	_d=$lo_dir/count
+	mkdir -p "$_d"
+	_env="RDMACHECK_LOOPBACK_NS=$_ns LD_LIBRARY_PATH=$RDMACHECK_LOOPBACK_DIR"
+	_pre="LD_PRELOAD=$RDMACHECK_SHIM $rspreload"
+	# shellcheck disable=SC2086
+	timeout "$lo_timeout" env $_env "$_pre" \
+		RDMACHECK_OPTIONS="verbosity=2:log_path=$_d/server.log" \
+		$LO_SERVER >"$_d/server.out" 2>&1 &
+	lo_spid=$!
+	if lo_wait_listen "$_ns" tcp 7472 "$lo_spid"; then
+		# shellcheck disable=SC2086
+		timeout "$lo_timeout" env $_env "$_pre" \
+			RDMACHECK_OPTIONS="verbosity=2:log_path=$_d/client.log" \
+			$echo_bin -c "$LO_ADDR" -p 7472 -n 3 >"$_d/client.out" 2>&1
+	fi
+	wait "$lo_spid"
+	lo_spid=
+	for _side in server client; do
+		_n=$(grep -c 'rdmacheck: rsocket:' "$_d/$_side.log" 2>/dev/null)
+		if [ "${_n:-0}" != 1 ]; then
+			lo_log "FAIL: the $_side called rsocket ${_n:-0} times," \
+			       "expected 1 (its own socket only)"
+			lo_fail=1
+		else
+			lo_log "ok: the $_side called rsocket once"
+		fi
+	done
+fi
 lo_done
