@@ -1,12 +1,13 @@
 /*
  * bench_shim.c - what rdmacheck adds to each intercepted call, measured on
- * the loopback backend: create/destroy id pairs, get/ack event pairs,
- * pure pass-through calls, and rsocket data calls (one table lookup in
- * the shim, on calls librdmacm answers without a system call: a zero-byte
- * rsend and riowrite, an rpoll of an unconnected rsocket).  Run through
- * bench/run-bench.sh, which runs this program without and with the shim
- * and prints both times, the ratio and the nanoseconds added.  Not part
- * of make check.
+ * the loopback backend: create/destroy id pairs, get/ack event pairs, and
+ * pure pass-through calls of librdmacm; rsocket data calls (one table
+ * lookup in the shim, on calls librdmacm answers without a system call:
+ * a zero-byte rsend and riowrite, an rpoll of an unconnected rsocket);
+ * create/destroy CQ pairs, register/deregister MR pairs and get/ack
+ * completion event pairs of libibverbs.  Run through bench/run-bench.sh, which runs this
+ * program twice in one go, without and with the shim, and prints both
+ * times, the ratio and the nanoseconds added.  Not part of make check.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -18,6 +19,7 @@
 #include <unistd.h>
 #include <rdma/rdma_cma.h>
 #include <rdma/rsocket.h>
+#include <infiniband/verbs.h>
 
 static double now_ns(void)
 {
@@ -139,6 +141,101 @@ static double bench_src_port(struct rdma_event_channel *ch, int n)
 	return median(r);
 }
 
+static double bench_cq_pair(struct ibv_context *ctx, int n)
+{
+	double r[ROUNDS], t;
+	struct ibv_cq *cq;
+	int i, k;
+
+	for (k = 0; k < ROUNDS; k++) {
+		t = now_ns();
+		for (i = 0; i < n; i++) {
+			cq = ibv_create_cq(ctx, 16, NULL, NULL, 0);
+			if (!cq)
+				die("ibv_create_cq");
+			if (ibv_destroy_cq(cq))
+				die("ibv_destroy_cq");
+		}
+		r[k] = (now_ns() - t) / n;
+	}
+	return median(r);
+}
+
+static double bench_mr_pair(struct ibv_pd *pd, int n)
+{
+	static char buf[4096];
+	double r[ROUNDS], t;
+	struct ibv_mr *mr;
+	int i, k;
+
+	for (k = 0; k < ROUNDS; k++) {
+		t = now_ns();
+		for (i = 0; i < n; i++) {
+			mr = ibv_reg_mr(pd, buf, sizeof(buf),
+					IBV_ACCESS_LOCAL_WRITE);
+			if (!mr)
+				die("ibv_reg_mr");
+			if (ibv_dereg_mr(mr))
+				die("ibv_dereg_mr");
+		}
+		r[k] = (now_ns() - t) / n;
+	}
+	return median(r);
+}
+
+/*
+ * Time only ibv_get_cq_event + ibv_ack_cq_events.  The events come from
+ * a QP in the error state: each receive posted there completes at once
+ * (flushed), and an armed CQ then gets an event.  They are made first,
+ * then fetched and acked one by one, as an event loop does.
+ */
+static double bench_cq_event_pair(struct ibv_context *ctx, struct ibv_pd *pd,
+				  int n)
+{
+	struct ibv_qp_init_attr qa = { 0 };
+	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
+	struct ibv_recv_wr wr = { 0 }, *bad;
+	struct ibv_comp_channel *ch;
+	struct ibv_cq *cq, *ecq;
+	double r[ROUNDS], t;
+	struct ibv_wc wc;
+	struct ibv_qp *qp;
+	void *cq_ctx;
+	int i, k;
+
+	ch = ibv_create_comp_channel(ctx);
+	cq = ch ? ibv_create_cq(ctx, 16, NULL, ch, 0) : NULL;
+	if (!cq)
+		die("ibv_create_comp_channel/ibv_create_cq");
+	qa.send_cq = qa.recv_cq = cq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = qa.cap.max_recv_wr = 1;
+	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	qp = ibv_create_qp(pd, &qa);
+	if (!qp || ibv_modify_qp(qp, &attr, IBV_QP_STATE))
+		die("ibv_create_qp/ibv_modify_qp(ERR)");
+	for (k = 0; k < ROUNDS; k++) {
+		for (i = 0; i < n; i++) {
+			if (ibv_req_notify_cq(cq, 0) ||
+			    ibv_post_recv(qp, &wr, &bad))
+				die("ibv_req_notify_cq/ibv_post_recv");
+			while (ibv_poll_cq(cq, 1, &wc) == 0)
+				;
+		}
+		t = now_ns();
+		for (i = 0; i < n; i++) {
+			if (ibv_get_cq_event(ch, &ecq, &cq_ctx))
+				die("ibv_get_cq_event");
+			ibv_ack_cq_events(ecq, 1);
+		}
+		r[k] = (now_ns() - t) / n;
+	}
+	if (ibv_destroy_qp(qp) || ibv_destroy_cq(cq) ||
+	    ibv_destroy_comp_channel(ch))
+		die("ibv_destroy_qp/cq/comp_channel");
+	return median(r);
+}
+
 /* An rsocket data call librdmacm answers at once, timed n times. */
 enum rs_op { RS_SEND0, RS_IOWRITE0, RS_POLL1 };
 
@@ -179,6 +276,28 @@ static void *idle(void *arg)
 	return arg;
 }
 
+static void bench_verbs(int scale)
+{
+	struct ibv_device **list;
+	struct ibv_context *ctx;
+	struct ibv_pd *pd;
+	int n;
+
+	list = ibv_get_device_list(&n);
+	ctx = list && n > 0 ? ibv_open_device(list[0]) : NULL;
+	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	if (!pd)
+		die("ibv_open_device/ibv_alloc_pd");
+	bench_cq_pair(ctx, 100);
+	printf("cq_pair %.1f\n", bench_cq_pair(ctx, 20000 * scale));
+	printf("mr_pair %.1f\n", bench_mr_pair(pd, 20000 * scale));
+	printf("cq_event_pair %.1f\n", bench_cq_event_pair(ctx, pd,
+							   5000 * scale));
+	ibv_dealloc_pd(pd);
+	ibv_close_device(ctx);
+	ibv_free_device_list(list);
+}
+
 int main(int argc, char **argv)
 {
 	int scale = argc > 1 ? atoi(argv[1]) : 1;
@@ -212,5 +331,6 @@ int main(int argc, char **argv)
 	if (rclose(s))
 		die("rclose");
 	rdma_destroy_event_channel(ch);
+	bench_verbs(scale);
 	return 0;
 }

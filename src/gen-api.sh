@@ -69,23 +69,43 @@ END {
 		exit 1
 	}
 }
+# OP entries (inline functions followed through context operations)
+# have no symbol to export.
 function syms_of(v,    i, s) {
 	s = ""
 	for (i = 0; i < cnt; i++)
-		if (ver[i] == v)
+		if (ver[i] == v && how[i] != "OP")
 			s = s "\t\t" name[i] ";\n"
 	return s
+}
+# NAME_1.2.3: the library part, then the numbers, compared as numbers.
+function ver_cmp(a, b,    pa, pb, na, nb, xa, xb, k) {
+	pa = a; sub(/_[0-9.]+$/, "", pa)
+	pb = b; sub(/_[0-9.]+$/, "", pb)
+	if (pa != pb)
+		return pa < pb ? -1 : 1
+	na = split(substr(a, length(pa) + 2), xa, ".")
+	nb = split(substr(b, length(pb) + 2), xb, ".")
+	for (k = 1; k <= na || k <= nb; k++)
+		if (xa[k] + 0 != xb[k] + 0)
+			return xa[k] + 0 < xb[k] + 0 ? -1 : 1
+	return 0
+}
+function lib_of(v) {
+	sub(/_[0-9.]+$/, "", v)
+	return v
 }
 function print_map(    i, j, t, v, prev, order, nv, seen, priv) {
 	nv = 0
 	for (i = 0; i < cnt; i++)
-		if (in_base(ver[i]) && !(ver[i] in seen)) {
+		if (in_base(ver[i]) && how[i] != "OP" && !(ver[i] in seen)) {
 			seen[ver[i]] = 1
 			order[nv++] = ver[i]
 		}
-	# Sorted, so that each RDMACM node can name its predecessor.
+	# Sorted by library, then version (1.5 before 1.10), so that each
+	# node can name its predecessor in the same library.
 	for (i = 1; i < nv; i++)
-		for (j = i; j > 0 && order[j - 1] > order[j]; j--) {
+		for (j = i; j > 0 && ver_cmp(order[j - 1], order[j]) > 0; j--) {
 			t = order[j]; order[j] = order[j - 1]; order[j - 1] = t
 		}
 	prev = ""
@@ -94,7 +114,7 @@ function print_map(    i, j, t, v, prev, order, nv, seen, priv) {
 		printf "%s {\n\tglobal:\n%s", v, syms_of(v)
 		if (i == 0)
 			printf "\tlocal:\n\t\t*;\n"
-		if (prev != "" && substr(v, 1, 6) == substr(prev, 1, 6))
+		if (prev != "" && lib_of(v) == lib_of(prev))
 			printf "} %s;\n", prev
 		else
 			printf "};\n"

@@ -36,19 +36,29 @@ void *rc_real[RC_FN_COUNT];
 int rc_verbosity;
 RC_TLS int rc_busy;
 
-/* Executable ranges of the modules whose calls count as internal. */
+/*
+ * Executable ranges of the modules whose calls count as internal, each
+ * with the module it belongs to (enum rc_module).
+ */
 #define RC_MAX_RANGES 32
 static struct {
 	uintptr_t lo, hi;
+	unsigned mod;
 } ranges[RC_MAX_RANGES];
 static unsigned nranges;		/* published with release */
 static uintptr_t known_bases[8];	/* modules already added */
 static unsigned nknown;
 static pthread_mutex_t ranges_lock = PTHREAD_MUTEX_INITIALIZER;
 
+struct ranges_arg {
+	uintptr_t pc;
+	unsigned mod;
+};
+
 static int add_ranges_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	uintptr_t base = *(uintptr_t *)arg;
+	struct ranges_arg *a = arg;
+	uintptr_t base = a->pc;
 	unsigned n = nranges;
 	int i;
 
@@ -64,6 +74,7 @@ static int add_ranges_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		if (n < RC_MAX_RANGES) {
 			ranges[n].lo = info->dlpi_addr + ph->p_vaddr;
 			ranges[n].hi = ranges[n].lo + ph->p_memsz;
+			ranges[n].mod = a->mod;
 			n++;
 		}
 	}
@@ -74,11 +85,12 @@ static int add_ranges_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	return 0;
 }
 
-/* Count the module holding addr as library code. */
-static void add_module_of(const void *addr)
+/* Count the module holding addr as library code of module mod. */
+static void add_module_of(const void *addr, enum rc_module mod)
 {
+	struct ranges_arg a = { (uintptr_t)addr, mod };
 	Dl_info dli;
-	uintptr_t base, pc = (uintptr_t)addr;
+	uintptr_t base;
 	unsigned i;
 
 	if (!dladdr(addr, &dli) || !dli.dli_fbase)
@@ -90,24 +102,46 @@ static void add_module_of(const void *addr)
 			goto out;
 	if (nknown < RC_ARRAY_SIZE(known_bases))
 		known_bases[nknown++] = base;
-	dl_iterate_phdr(add_ranges_cb, &pc);
+	dl_iterate_phdr(add_ranges_cb, &a);
 out:
 	pthread_mutex_unlock(&ranges_lock);
 }
 
-bool rc_caller_internal(uintptr_t ra)
+enum rc_module rc_caller_module(uintptr_t ra)
 {
 	unsigned i, n = __atomic_load_n(&nranges, __ATOMIC_ACQUIRE);
 
 	for (i = 0; i < n; i++)
 		if (ra >= ranges[i].lo && ra < ranges[i].hi)
-			return true;
-	return false;
+			return ranges[i].mod;
+	return RC_MOD_USER;
+}
+
+bool rc_caller_internal(uintptr_t ra)
+{
+	return rc_caller_module(ra) != RC_MOD_USER;
+}
+
+/* The library a table entry belongs to, by its symbol version. */
+static enum rc_module module_of_fn(const struct rc_fn_info *fi)
+{
+	if (!strncmp(fi->version, "RDMACM", 6))
+		return RC_MOD_RDMACM;
+	if (!strncmp(fi->version, "IBVERBS", 7))
+		return RC_MOD_VERBS;
+	return RC_MOD_USER;	/* libc: its calls are not ours */
 }
 
 void rc_interpose_init(void)
 {
-	add_module_of((void *)rc_interpose_init);
+	unsigned i;
+
+	add_module_of((void *)rc_interpose_init, RC_MOD_SELF);
+	/* libc's functions may be called from a signal handler (close in a
+	 * crash report): resolve them now, not on first use there. */
+	for (i = 0; i < RC_FN_COUNT; i++)
+		if (!strncmp(rc_fn_info[i].version, "GLIBC", 5))
+			rc_real_fn((enum rc_fn)i);
 }
 
 /*
@@ -221,8 +255,18 @@ void *rc_resolve(enum rc_fn fn)
 
 	/* After us in the search order comes our extension object, which
 	 * defines the newer functions: ask the library for those. */
-	p = fi->ext ? NULL : dlvsym(RTLD_NEXT, fi->name, fi->version);
-	if (!p) {
+	if (fi->ext)
+		p = NULL;
+	else if (!strncmp(fi->version, "GLIBC_", 6))
+		/*
+		 * libc's functions (close, dup2, fcntl) may be interposed
+		 * after us too (librspreload's, unversioned, which dlvsym
+		 * skips): the next definition, as the program would call.
+		 */
+		p = dlsym(RTLD_NEXT, fi->name);
+	else
+		p = dlvsym(RTLD_NEXT, fi->name, fi->version);
+	if (!p && module_of_fn(fi) != RC_MOD_USER) {
 		/*
 		 * A library dlopen()ed with RTLD_LOCAL is not in the global
 		 * scope that RTLD_NEXT searches: ask for it by name, without
@@ -237,7 +281,8 @@ void *rc_resolve(enum rc_fn fn)
 		}
 	}
 	if (p) {
-		add_module_of(p);
+		if (module_of_fn(fi) != RC_MOD_USER)
+			add_module_of(p, module_of_fn(fi));
 		__atomic_store_n(&rc_real[fn], p, __ATOMIC_RELEASE);
 		if (!strncmp(fi->version, "RDMACM", 6) &&
 		    !__atomic_exchange_n(&lib_inspected, 1, __ATOMIC_ACQ_REL))
@@ -248,9 +293,14 @@ void *rc_resolve(enum rc_fn fn)
 	return p;
 }
 
-void rc_trace_call(enum rc_fn fn, bool internal, const void *arg0)
+void rc_trace_call(enum rc_fn fn, unsigned mod, const void *arg0)
 {
-	rc_report_note("%s%s%s%s", internal ? "[librdmacm] " : "",
+	static const char *const by[] = {
+		[RC_MOD_USER] = "", [RC_MOD_SELF] = "[rdmacheck] ",
+		[RC_MOD_RDMACM] = "[librdmacm] ", [RC_MOD_VERBS] = "[libibverbs] ",
+	};
+
+	rc_report_note("%s%s%s%s", mod < RC_ARRAY_SIZE(by) ? by[mod] : "",
 		       rc_fn_info[fn].name,
 		       rc_fn_info[fn].effect[0] ? ": " : "",
 		       rc_fn_info[fn].effect);
@@ -259,7 +309,7 @@ void rc_trace_call(enum rc_fn fn, bool internal, const void *arg0)
 /* An extension object's code is ours too (classification, stacks). */
 void rc_ext_register(const void *addr)
 {
-	add_module_of(addr);
+	add_module_of(addr, RC_MOD_SELF);
 }
 
 /* Pure forwarders: no stack, no lock, no registry. */
@@ -275,7 +325,7 @@ ret RC_NAME(name) RC_PARAMS(name, params)				\
 	if (RC_UNLIKELY(rc_verbosity >= 2)) {				\
 		int err = errno;					\
 									\
-		rc_trace_call(RC_FN_##name, false, NULL);		\
+		rc_trace_call(RC_FN_##name, RC_MOD_USER, NULL);		\
 		errno = err;						\
 	}								\
 	return fn args;							\
@@ -317,6 +367,7 @@ ret RC_NAME(name) RC_PARAMS(name, params)				\
 
 #define RC_GEN_WRAP(ret, name, fail, params, args)
 #define RC_GEN_WRAPV(ret, name, fail, params, args)
+#define RC_GEN_OP(ret, name, fail, params, args)
 /* In wrap_rsocket.c. */
 #define RC_GEN_RSOCK(ret, name, fail, params, args)
 

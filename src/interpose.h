@@ -67,15 +67,25 @@ static inline void *rc_real_fn(enum rc_fn fn)
 #define RC_RA_0 rc_ra
 
 /*
- * True when the return address lies in librdmacm's (or libibverbs', or our
- * own) text: a library-internal call through the PLT.  Our own text counts
- * because librdmacm tail-calls some exports (rdma_destroy_ep ends in a jump
- * to rdma_destroy_id), which then return into the wrapper that called it.
+ * Whose text a return address lies in: librdmacm's, libibverbs' or our
+ * own (a library-internal call through the PLT), or anyone else's (the
+ * program, and the libraries it uses that are not ours to follow).  Our
+ * own text counts because librdmacm tail-calls some exports
+ * (rdma_destroy_ep ends in a jump to rdma_destroy_id), which then return
+ * into the wrapper that called it.
  */
+enum rc_module {
+	RC_MOD_USER,
+	RC_MOD_SELF,
+	RC_MOD_RDMACM,
+	RC_MOD_VERBS,
+};
+enum rc_module rc_caller_module(uintptr_t ret_addr);
+/* Not RC_MOD_USER. */
 bool rc_caller_internal(uintptr_t ret_addr);
 
 /* Log a line for verbosity >= 1 (ownership) or 2 (every call). */
-void rc_trace_call(enum rc_fn fn, bool internal, const void *arg0);
+void rc_trace_call(enum rc_fn fn, unsigned mod, const void *arg0);
 
 /* Make sure the constructor ran (wrappers may run before it). */
 void rc_ensure_init(void);

@@ -43,6 +43,7 @@ static const int fatal_signals[] = {
 static void atfork_child(void)
 {
 	rc_gettid_atfork_child();
+	rc_hot_tid = 0;		/* the child's thread has another id */
 	rc_thread_atfork_child();
 	rc_pid_atfork_child();
 	rc_reg_atfork_child();
@@ -210,7 +211,24 @@ static enum rc_rule leak_rule(const struct rc_obj *o)
 	case RC_K_ADDRINFO:
 		return RC_R_LEAK_ADDRINFO;
 	case RC_K_DEVLIST:
+	case RC_K_IBV_DEVLIST:
 		return RC_R_LEAK_DEVICE_LIST;
+	case RC_K_CONTEXT:
+		return RC_R_LEAK_CONTEXT;
+	case RC_K_PD:
+		return RC_R_LEAK_PD;
+	case RC_K_MR:
+		return RC_R_LEAK_MR;
+	case RC_K_MW:
+		return RC_R_LEAK_MW;
+	case RC_K_COMP_CHANNEL:
+		return RC_R_LEAK_COMP_CHANNEL;
+	case RC_K_CQ:
+		return RC_R_LEAK_CQ;
+	case RC_K_AH:
+		return RC_R_LEAK_AH;
+	case RC_K_XRCD:
+		return RC_R_LEAK_XRCD;
 	case RC_K_RSOCKET:
 		return RC_R_LEAK_RSOCKET;
 	default:
@@ -218,39 +236,82 @@ static enum rc_rule leak_rule(const struct rc_obj *o)
 	}
 }
 
+/* The group of rule and stack, added if new; NULL without memory. */
+static struct leak_group *leak_group(struct leak_ctx *x, enum rc_rule rule,
+				     rc_stack_id stack)
+{
+	struct leak_group *g;
+	unsigned i;
+
+	for (i = 0; i < x->n; i++)
+		if (x->g[i].f.rule == rule && x->g[i].stack == stack)
+			return &x->g[i];
+	if (x->n == x->cap) {
+		unsigned ncap = x->cap ? x->cap * 2 : 16;
+		struct leak_group *ng;
+
+		ng = realloc(x->g, ncap * sizeof(*ng));
+		if (!ng)
+			return NULL;
+		x->g = ng;
+		x->cap = ncap;
+	}
+	g = &x->g[x->n++];
+	memset(g, 0, sizeof(*g));
+	g->f.rule = rule;
+	g->f.stack = stack;
+	g->stack = stack;
+	return g;
+}
+
+/*
+ * Completion events the program fetched for a CQ and never acked
+ * (whoever made the CQ), grouped by where the first was fetched; count
+ * is the number of events.
+ */
+static void leak_cq_events(struct leak_ctx *x, const struct rc_obj *o)
+{
+	const struct rc_evhold *e;
+	struct rc_cq_state st;
+	struct leak_group *g;
+	struct rc_obj ev;
+
+	if (!rc_cq_count_get(o->handle, o->gen, &st) || st.unacked <= 0 ||
+	    !st.hold.user)
+		return;
+	e = &st.hold;
+	g = leak_group(x, RC_R_LEAK_CQ_EVENTS, e->stack);
+	if (!g)
+		return;
+	g->f.count += st.unacked;
+	memset(&ev, 0, sizeof(ev));
+	ev.kind = RC_K_CQ_EVENTS;
+	ev.handle = o->handle;
+	ev.created_tid = e->tid;
+	ev.created_stack = e->stack;
+	rc_finding_add(&g->f, &ev, "%d fetched for CQ %p, the first by "
+		       "thread %d", st.unacked, (void *)o->handle, e->tid);
+}
+
 static void leak_fn(const struct rc_obj *o, void *arg)
 {
 	struct leak_ctx *x = arg;
 	struct leak_group *g;
 	enum rc_rule rule;
-	unsigned i;
 
-	if (o->destroyed || (o->flags & RC_F_LIB) || o->pid != rc_pid())
+	if (o->destroyed || o->pid != rc_pid())
+		return;
+	if (o->kind == RC_K_CQ)
+		leak_cq_events(x, o);
+	/* librdmacm's own, and objects we only saw in use. */
+	if (o->flags & (RC_F_LIB | RC_F_SEEN))
 		return;
 	rule = leak_rule(o);
 	if (rule == RC_R_COUNT)
 		return;
-	for (i = 0; i < x->n; i++)
-		if (x->g[i].f.rule == rule && x->g[i].stack == o->created_stack)
-			break;
-	if (i == x->n) {
-		if (x->n == x->cap) {
-			unsigned ncap = x->cap ? x->cap * 2 : 16;
-			struct leak_group *ng;
-
-			ng = realloc(x->g, ncap * sizeof(*ng));
-			if (!ng)
-				return;
-			x->g = ng;
-			x->cap = ncap;
-		}
-		g = &x->g[x->n++];
-		memset(g, 0, sizeof(*g));
-		g->f.rule = rule;
-		g->f.stack = o->created_stack;
-		g->stack = o->created_stack;
-	}
-	g = &x->g[i];
+	g = leak_group(x, rule, o->created_stack);
+	if (!g)
+		return;
 	g->f.count++;
 	if (o->kind == RC_K_EVENT)
 		rc_finding_add(&g->f, o, "%s event fetched by thread %d",
@@ -272,7 +333,12 @@ static void leak_check(void)
 		struct rc_finding *f = &x.g[i].f;
 		const char *what = rc_kind_text(f->objs[0].kind);
 
-		if (f->count == 1 && f->objs[0].kind == RC_K_RSOCKET)
+		if (f->rule == RC_R_LEAK_CQ_EVENTS)
+			snprintf(f->message, sizeof(f->message),
+				 "%u completion event%s leaked: %s", f->count,
+				 f->count == 1 ? "" : "s",
+				 rc_rules[f->rule].summary);
+		else if (f->count == 1 && f->objs[0].kind == RC_K_RSOCKET)
 			snprintf(f->message, sizeof(f->message),
 				 "%s %d leaked: %s", what,
 				 (int)f->objs[0].handle,

@@ -29,6 +29,23 @@ enum rc_obj_flags {
 	RC_F_CHILD = 1 << 3,	/* id: delivered by CONNECT_REQUEST */
 	RC_F_REJECTED = 1 << 4,	/* id: rdma_reject was called */
 	RC_F_VERBS_GONE = 1 << 5, /* qp: destroyed with ibv_destroy_qp */
+	RC_F_SEEN = 1 << 6,	/* verbs object first seen in use, not made
+				 * where we could see: never a leak */
+	RC_F_IMPORTED = 1 << 7,	/* verbs object from ibv_import_* */
+};
+
+/*
+ * Who fetched the first of the events still unacked on a verbs object
+ * (async events of a QP, CQ, SRQ or WQ; a CQ's completion events, in
+ * cqcount.c): the events themselves are only counted.
+ */
+struct rc_evhold {
+	pid_t tid;		/* the fetching thread */
+	uint32_t tgen;		/* its thread record (threads.c) */
+	uintptr_t ra;		/* where it was fetched */
+	rc_stack_id stack;	/* and the stack there (one per call site) */
+	uint8_t multi;		/* other threads fetched some too */
+	uint8_t user;		/* the program fetched some (not librdmacm) */
 };
 
 /* A multicast join as we know it: the handle of its record. */
@@ -53,6 +70,7 @@ struct rc_obj {
 			int nids;	/* live ids using this channel */
 			int unacked;	/* user-held events fetched here */
 			int waiters;	/* threads in rdma_get_cm_event */
+			int fd;		/* its descriptor */
 		} ch;
 		struct {
 			struct rc_ref channel;
@@ -81,11 +99,28 @@ struct rc_obj {
 			int unacked;	/* user-held events of the group */
 			struct rc_mc_key *key;	/* our copy of the address */
 		} mc;
+		/* libibverbs objects (QPs and SRQs made through rdmacm too). */
 		struct {
-			struct rc_ref id;	/* owning cm id */
-			uint32_t qpn;		/* QP: its number, to tell a
-						 * new QP at the same address */
-		} qp;
+			struct rc_ref id;	/* QP, SRQ: owning cm id */
+			uint32_t ident;		/* QP: its number; CQ, SRQ:
+						 * the kernel's handle; ...:
+						 * tells a new object at the
+						 * same address */
+			int fd;			/* completion channel: its fd */
+			struct rc_ref parent;	/* made on: context (PD, CQ,
+						 * channel, XRCD, ...), PD
+						 * (MR, MW, AH, QP, SRQ) */
+			struct rc_ref use[3];	/* used: QP: send CQ, recv
+						 * CQ, SRQ; SRQ: its CQ; CQ:
+						 * its completion channel */
+			int nchild;		/* live objects made on it */
+			int nusers;		/* live objects using it */
+			int async_unacked;	/* async events fetched for
+						 * it, not acked */
+			int async_seen;		/* async events ever fetched */
+			struct rc_evhold async_ev;
+			/* A CQ's completion events: cqcount.c. */
+		} vb;
 		struct {
 			int fd;			/* the socket number */
 			int iomaps;		/* riomap()s not riounmap()ed */

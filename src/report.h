@@ -23,6 +23,23 @@
 	X(MCAST, "multicast", "multicast join") \
 	X(ADDRINFO, "addrinfo", "addrinfo list") \
 	X(DEVLIST, "device_list", "device list") \
+	X(IBV_DEVLIST, "ibv_device_list", "verbs device list") \
+	X(CONTEXT, "context", "device context") \
+	X(PD, "pd", "PD") \
+	X(MR, "mr", "MR") \
+	X(MW, "mw", "MW") \
+	X(COMP_CHANNEL, "comp_channel", "completion channel") \
+	X(CQ, "cq", "CQ") \
+	X(AH, "ah", "AH") \
+	X(XRCD, "xrcd", "XRC domain") \
+	X(WQ, "wq", "WQ") \
+	X(RWQ_IND_TABLE, "rwq_ind_table", "RWQ indirection table") \
+	X(FLOW, "flow", "flow") \
+	X(DM, "dm", "device memory") \
+	X(COUNTERS, "counters", "counters object") \
+	X(TD, "td", "thread domain") \
+	X(CQ_EVENTS, "cq_events", "completion events") \
+	X(ASYNC_EVENTS, "async_events", "async events") \
 	X(THREAD, "thread", "thread") \
 	X(RSOCKET, "rsocket", "rsocket")
 

@@ -694,9 +694,13 @@ static bool read_entries_v5(struct rd *r, const struct lctx *c, bool files,
 			else if (v == DW_LNCT_directory_index)
 				dir = val;
 		}
+		/*
+		 * Directory 0 is the compilation directory: relative to
+		 * it are the others, not itself.
+		 */
 		if (!files) {
 			(*dirs)[i] = path;
-		} else if (!add_file(c->m, *ndirs ? (*dirs)[0] : NULL,
+		} else if (!add_file(c->m, dir && *ndirs ? (*dirs)[0] : NULL,
 				     dir < *ndirs ? (*dirs)[dir] : NULL,
 				     path)) {
 			return false;
@@ -706,7 +710,7 @@ static bool read_entries_v5(struct rd *r, const struct lctx *c, bool files,
 }
 
 static bool add_row(struct module *m, uint64_t addr, uint32_t file,
-		    int64_t line)
+		    uint64_t line)
 {
 	struct lrow *row;
 
@@ -716,7 +720,7 @@ static bool add_row(struct module *m, uint64_t addr, uint32_t file,
 	row = &m->rows[m->nrows++];
 	row->addr = addr;
 	row->file = file;
-	row->line = line > 0 && line <= UINT32_MAX ? (uint32_t)line : 0;
+	row->line = line <= UINT32_MAX ? (uint32_t)line : 0;
 	return true;
 }
 
@@ -754,7 +758,7 @@ static bool parse_unit(struct lctx *c, struct rd *r)
 	unsigned ver, asz = 8, min_len, line_range, opbase, i;
 	uint8_t std_len[256];
 	int line_base;
-	int64_t line;
+	uint64_t line;		/* wraps: advances are signed LEB128s */
 	size_t first = m->nrows;
 	struct rd u;
 
@@ -848,7 +852,7 @@ static bool parse_unit(struct lctx *c, struct rd *r)
 			unsigned adj = op - opbase;
 
 			addr += (uint64_t)(adj / line_range) * min_len;
-			line += line_base + (int)(adj % line_range);
+			line += (uint64_t)(line_base + (int)(adj % line_range));
 			if (!add_row(m, addr, ROW_FILE(), line))
 				goto out;
 			continue;
@@ -886,7 +890,7 @@ static bool parse_unit(struct lctx *c, struct rd *r)
 			addr += rd_uleb(&u) * min_len;
 			break;
 		case DW_LNS_advance_line:
-			line += rd_sleb(&u);
+			line += (uint64_t)rd_sleb(&u);
 			break;
 		case DW_LNS_set_file:
 			file = rd_uleb(&u);

@@ -7,6 +7,7 @@
 #ifndef RC_WRAP_H
 #define RC_WRAP_H
 
+#include <errno.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -17,6 +18,7 @@
 struct rc_call {
 	enum rc_fn fn;
 	bool internal;		/* made by librdmacm itself */
+	uint8_t mod;		/* whose text called (enum rc_module) */
 	bool skip;		/* our own code re-entered: track nothing */
 	bool fwd;		/* forwarded: err is what the real call left */
 	int err;		/* the caller's errno, then the real call's */
@@ -53,6 +55,33 @@ void rc_call_end(struct rc_call *c);
 
 /* Start a call: init check, recursion guard, classification. */
 void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr);
+
+/*
+ * The same for the calls made once per completion (ibv_get_cq_event,
+ * ibv_ack_cq_events): once the shim is set up and this thread has made a
+ * call, what is left is classification and the thread id.
+ */
+extern bool rc_hot_ok;			/* set up, used, verbosity 0 */
+extern RC_TLS bool rc_hot_thread;	/* this thread has been set up */
+extern RC_TLS pid_t rc_hot_tid;		/* its id, 0 after a fork */
+static inline void rc_call_begin_hot(struct rc_call *c, enum rc_fn fn,
+				     uintptr_t ret_addr)
+{
+	if (RC_UNLIKELY(!__atomic_load_n(&rc_hot_ok, __ATOMIC_RELAXED) ||
+			!rc_hot_thread || !rc_hot_tid || rc_busy)) {
+		rc_call_begin(c, fn, ret_addr);
+		return;
+	}
+	c->err = errno;
+	c->fwd = false;
+	c->fn = fn;
+	c->skip = false;
+	c->mod = rc_caller_module(ret_addr);
+	c->internal = c->mod != RC_MOD_USER;
+	c->tid = rc_hot_tid;
+	c->stack = 0;
+	c->inside = (struct rc_ref){ 0, 0 };
+}
 
 /* The call's stack, captured once. */
 rc_stack_id rc_call_stack(struct rc_call *c);
@@ -187,6 +216,8 @@ enum rc_holder rc_thread_state(pid_t tid, uint32_t gen, pid_t caller);
 void rc_thread_atfork_child(void);
 
 struct rdma_cm_id;
+struct ibv_context;
+struct rc_v_links;
 
 /*
  * wrap_sync.c: what librdmacm keeps for an id, derived after a user call
@@ -212,10 +243,149 @@ void rc_id_left_channel(struct rc_call *c, struct rc_ref channel);
 void rc_track_owned(struct rc_call *c, struct rdma_cm_id *id,
 		    enum rc_kind kind, void *h);
 void rc_qp_set_owner(const struct rc_obj *id);
+/* Before id's QP goes with rdma_destroy_qp or rdma_destroy_ep: the
+ * events it (and the CQs librdmacm made for it) still owes. */
+bool rc_qp_check_destroy(struct rc_call *c, struct rdma_cm_id *id);
+/* What a QP (SRQ) was made on and uses, read from the object. */
+void rc_qp_links(enum rc_kind kind, void *h, struct rc_v_links *l);
 
 /* wrap_event.c: add delta to the counts an event is charged to. */
 void rc_event_settle(const struct rc_obj *e, int delta);
 
+/*
+ * wrap_verbs.c: libibverbs objects.  A verbs wrapper starts with
+ * rc_v_begin, which is false when the call is not to be followed: our own
+ * code re-entered, or a call libibverbs makes to its own exports (the
+ * IBVERBS_1.0 compatibility functions, ibv_reg_mr calling
+ * ibv_reg_mr_iova2), which the outer wrapper follows.  Calls from
+ * librdmacm are followed and make library-owned objects (c->internal).
+ */
+bool rc_v_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr);
+
+/* The live record of this kind at h, or false. */
+bool rc_v_live(const void *h, enum rc_kind kind, struct rc_obj *o);
+
+/*
+ * Validate a verbs handle a user call passes.  A handle no create call
+ * returned is not an error for kinds that can also be made where the
+ * shim does not see (provider-specific calls, contexts opened by a
+ * provider library): o->handle is then 0 and the call goes on.  Reports
+ * use-after-destroy, double-destroy or unknown-handle (a live object of
+ * another kind) otherwise; false when the call must be refused
+ * (protect=1).
+ */
+bool rc_v_require(struct rc_call *c, enum rc_kind kind, const void *h,
+		  enum rc_handle_use use, struct rc_obj *o);
+
+/*
+ * Record a verbs object this call made: on parent (made on it: counted in
+ * its nchild), using the objects in use[] (counted in their nusers).
+ * Unknown parents and users are not linked.  o is filled (o->gen 0 when
+ * it could not be stored).
+ */
+struct rc_v_links {
+	const void *parent;
+	enum rc_kind pkind;
+	const void *use[3];
+	enum rc_kind ukind[3];
+};
+void rc_v_track(struct rc_call *c, enum rc_kind kind, const void *h,
+		const struct rc_v_links *l, unsigned flags, struct rc_obj *o);
+
+/*
+ * o (a copy taken before the destroy) is gone: mark it destroyed and take
+ * it out of its parent's and users' counts, once, however many paths
+ * learn of it (ibv_destroy_qp inside rdma_destroy_qp).
+ */
+void rc_v_gone(struct rc_call *c, const struct rc_obj *o);
+
+/* librdmacm made or now owns a verbs object for an id (wrap_qp.c,
+ * wrap_sync.c): record it as the library's, unless it is known. */
+void rc_v_lib_object(struct rc_call *c, enum rc_kind kind, const void *h,
+		     const struct rc_v_links *l);
+
+/*
+ * The checks before a QP, CQ, SRQ or WQ goes, by ibv_destroy_* or inside
+ * rdma_destroy_qp: destroy-with-unacked-async-events, and for a CQ
+ * cq-destroy-with-unacked-events (rule: which one the caller reports).
+ * Return false when the destroy would certainly hang and must be refused.
+ */
+bool rc_v_check_async(struct rc_call *c, const struct rc_obj *o);
+bool rc_v_check_cq_events(struct rc_call *c, const struct rc_obj *o,
+			  enum rc_rule rule);
+
+/*
+ * cqcount.c: a CQ's completion events fetched and not acked, counted
+ * without a lock (the hot path of event-driven programs).  A cell per CQ
+ * record (add when made, del when gone, by generation).
+ */
+struct rc_cqcount;
+struct rc_cq_state {
+	int unacked;
+	struct rc_evhold hold;
+};
+void rc_cq_count_add(uintptr_t cq, uint32_t gen);
+void rc_cq_count_del(uintptr_t cq, uint32_t gen);
+struct rc_cqcount *rc_cq_count(uintptr_t cq);
+bool rc_cq_count_get(uintptr_t cq, uint32_t gen, struct rc_cq_state *s);
+/* One more fetched; true when the caller should capture the stack (the
+ * first unacked event, at a new call site) for rc_cq_set_stack. */
+bool rc_cq_fetched(struct rc_cqcount *p, pid_t tid, uint32_t tgen,
+		   uintptr_t ra, bool user);
+void rc_cq_set_stack(struct rc_cqcount *p, uintptr_t ra, rc_stack_id st);
+/* n acked (no more than were fetched with clamp): how many were taken;
+ * *before is the count there was. */
+int rc_cq_acked(struct rc_cqcount *p, int n, bool clamp, int *before);
+
+/* The kind a QP/CQ/SRQ/WQ async event names, RC_K_COUNT for others. */
+enum rc_kind rc_v_async_kind(int event_type);
+
+/* Records of these kinds keep u.vb. */
+static inline bool rc_kind_is_verbs(unsigned kind)
+{
+	return kind == RC_K_QP || kind == RC_K_SRQ ||
+	       (kind >= RC_K_CONTEXT && kind <= RC_K_TD);
+}
+
+/* librdmacm made o for its cm ids: a user's destroy is
+ * library-object-destroyed-by-user; false when it must be refused. */
+bool rc_v_check_lib(struct rc_call *c, const struct rc_obj *o);
+
+/* Report rule at this call: o still has live children (or users),
+ * named in the finding. */
+void rc_v_report_related(struct rc_call *c, enum rc_rule rule,
+			 const struct rc_obj *o, bool users, const char *one,
+			 const char *many, const char *consequence);
+
+/* wrap_ctxops.c: a new context's control operations (the ones inline
+ * functions call) are wrapped; forgotten when it is closed. */
+void rc_ctxops_wrap(struct rc_call *c, struct ibv_context *ctx);
+void rc_ctxops_forget(struct ibv_context *ctx);
+
+/* wrap_fd.c: the descriptors of channels, for close/dup2/fcntl. */
+void rc_fd_track(int fd, const struct rc_obj *o);
+void rc_fd_untrack(int fd, uintptr_t h);
+/*
+ * Set while this thread is inside a real call that may close channel
+ * descriptors (the destroys of ids, endpoints, event and completion
+ * channels, a migrate away from a private channel): a close() there is the
+ * library's own even when an interposer (a sanitizer's runtime) calls
+ * close for it, so that its return address is not in the library, or when
+ * a -Bsymbolic-functions librdmacm destroys a private channel without
+ * calling our wrapper.  Neither library calls back into the program.
+ */
+extern RC_TLS int rc_lib_closing;
+#define RC_FWD_CLOSING(c, call) ({					\
+	rc_lib_closing++;						\
+	__typeof__(call) rc_fwdc_ret_ = RC_FWD(c, call);		\
+	rc_lib_closing--;						\
+	rc_fwdc_ret_;							\
+})
+#define RC_FWDV_CLOSING(c, call) do {					\
+	rc_lib_closing++;						\
+	RC_FWDV(c, call);						\
+	rc_lib_closing--;						\
+} while (0)
 /* wrap_rsocket.c: the registry handle of the rsocket numbered fd (odd,
  * so never an address; threads.c's are (tid << 3) | 1). */
 #define RC_RS_HANDLE(fd) (((uintptr_t)(unsigned)(fd) << 3) | 3)

@@ -14,6 +14,7 @@
 struct rdma_event_channel *rdma_create_event_channel(void)
 {
 	struct rdma_event_channel *ch;
+	struct rc_obj o;
 	RC_CALL(c);
 
 	if (!RC_REAL(rdma_create_event_channel)) {
@@ -23,9 +24,13 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 	rc_call_begin(&c, RC_FN_rdma_create_event_channel,
 		      (uintptr_t)__builtin_return_address(0));
 	ch = RC_FWD(&c, RC_REAL(rdma_create_event_channel)());
-	if (ch && !c.skip)
-		rc_track(&c, RC_K_CHANNEL, ch, c.internal ? RC_F_LIB : 0,
-			 NULL);
+	if (ch && !c.skip) {
+		rc_obj_init(&c, RC_K_CHANNEL, ch, c.internal ? RC_F_LIB : 0,
+			    &o);
+		o.u.ch.fd = ch->fd;
+		if (rc_reg_insert(&o))
+			rc_fd_track(ch->fd, &o);
+	}
 	return ch;
 }
 
@@ -98,13 +103,16 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	rc_call_begin(&c, RC_FN_rdma_destroy_event_channel,
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip) {
-		RC_FWDV(&c, RC_REAL(rdma_destroy_event_channel)(channel));
+		RC_FWDV_CLOSING(&c,
+				RC_REAL(rdma_destroy_event_channel)(channel));
 		return;
 	}
 	if (c.internal) {
 		if (rc_reg_get((uintptr_t)channel, &ch) &&
-		    ch.kind == RC_K_CHANNEL && !ch.destroyed)
+		    ch.kind == RC_K_CHANNEL && !ch.destroyed) {
+			rc_fd_untrack(ch.u.ch.fd, ch.handle);
 			rc_untrack(&c, &ch);
+		}
 	} else {
 		if (!rc_require(&c, RC_K_CHANNEL, channel, RC_DESTROY, &ch))
 			return;
@@ -113,8 +121,9 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 				return;
 			/* Before forwarding: the address may be reused at
 			 * once by another thread's create. */
+			rc_fd_untrack(ch.u.ch.fd, ch.handle);
 			rc_untrack(&c, &ch);
 		}
 	}
-	RC_FWDV(&c, RC_REAL(rdma_destroy_event_channel)(channel));
+	RC_FWDV_CLOSING(&c, RC_REAL(rdma_destroy_event_channel)(channel));
 }

@@ -32,6 +32,10 @@ void rc_pid_atfork_child(void)
 	__atomic_store_n(&cached_pid, getpid(), __ATOMIC_RELAXED);
 }
 
+bool rc_hot_ok;
+RC_TLS bool rc_hot_thread;
+RC_TLS pid_t rc_hot_tid;
+
 void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 {
 	c->err = errno;
@@ -44,13 +48,21 @@ void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 		rc_thread_alt_stack();
 	c->fn = fn;
 	c->skip = rc_busy != 0;
-	c->internal = rc_caller_internal(ret_addr);
+	c->mod = rc_caller_module(ret_addr);
+	c->internal = c->mod != RC_MOD_USER;
 	c->tid = rc_gettid();
 	c->stack = 0;
 	c->inside = (struct rc_ref){ 0, 0 };
 	if (RC_UNLIKELY(rc_verbosity) && !c->skip &&
 	    (rc_verbosity >= 2 || rc_fn_info[fn].effect[0]))
-		rc_trace_call(fn, c->internal, NULL);
+		rc_trace_call(fn, c->mod, NULL);
+	if (!c->skip) {
+		rc_hot_thread = true;
+		rc_hot_tid = c->tid;
+		if (!rc_verbosity &&
+		    __atomic_load_n(&rc_used, __ATOMIC_RELAXED))
+			__atomic_store_n(&rc_hot_ok, true, __ATOMIC_RELAXED);
+	}
 }
 
 void rc_call_end(struct rc_call *c)

@@ -48,27 +48,32 @@ void rc_track_id(struct rc_call *c, struct rdma_cm_id *id, unsigned flags,
 
 struct left_arg {
 	bool gone;	/* a private channel that lost its last id */
+	int fd;
 };
 
 static void left_fn(struct rc_obj *o, void *arg)
 {
+	struct left_arg *a = arg;
+
 	if (o->destroyed)
 		return;
 	o->u.ch.nids--;
-	((struct left_arg *)arg)->gone = o->u.ch.nids <= 0 &&
-					 (o->flags & RC_F_LIB);
+	a->gone = o->u.ch.nids <= 0 && (o->flags & RC_F_LIB);
+	a->fd = o->u.ch.fd;
 }
 
 void rc_id_left_channel(struct rc_call *c, struct rc_ref channel)
 {
-	struct left_arg a = { false };
+	struct left_arg a = { false, -1 };
 
 	/* librdmacm frees a private channel with its id (or when the id
 	 * migrates away from it): it goes whether or not we saw the call. */
 	if (channel.h && rc_reg_update(channel.h, channel.gen, left_fn, &a) &&
-	    a.gone)
+	    a.gone) {
+		rc_fd_untrack(a.fd, channel.h);
 		rc_reg_destroy(channel.h, channel.gen, c->tid,
 			       rc_call_stack(c));
+	}
 }
 
 static void id_destroyed(struct rc_call *c, const struct rc_obj *o)
@@ -306,7 +311,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	rc_call_begin(&c, RC_FN_rdma_destroy_id,
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip)
-		return RC_FWD(&c, RC_REAL(rdma_destroy_id)(id));
+		return RC_FWD_CLOSING(&c, RC_REAL(rdma_destroy_id)(id));
 	if (c.internal) {
 		if (!rc_reg_get((uintptr_t)id, &o) || o.kind != RC_K_ID ||
 		    o.destroyed)
@@ -339,7 +344,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	if (o.handle)
 		rc_lib_snapshot(&o, &lib);
 	slot = c.internal ? -1 : rc_watch_begin(&c, &o);
-	ret = RC_FWD(&c, RC_REAL(rdma_destroy_id)(id));
+	ret = RC_FWD_CLOSING(&c, RC_REAL(rdma_destroy_id)(id));
 	rc_watch_end(slot);
 	rc_inside_end(&c);
 	if (ret == 0 && o.handle) {
@@ -407,6 +412,11 @@ void rdma_destroy_ep(struct rdma_cm_id *id)
 			return;
 		if (o.handle && !rc_inside_begin(&c, &o))
 			return;
+		if (o.handle && RC_ID(&o)->qp &&
+		    !rc_qp_check_destroy(&c, RC_ID(&o))) {
+			rc_inside_end(&c);
+			return;
+		}
 	}
 	if (c.skip)
 		o.handle = 0;
@@ -414,7 +424,7 @@ void rdma_destroy_ep(struct rdma_cm_id *id)
 		rc_lib_snapshot(&o, &lib);
 	if (!c.skip && !c.internal)
 		slot = rc_watch_begin(&c, &o);
-	RC_FWDV(&c, RC_REAL(rdma_destroy_ep)(id));
+	RC_FWDV_CLOSING(&c, RC_REAL(rdma_destroy_ep)(id));
 	rc_watch_end(slot);
 	rc_inside_end(&c);
 	/*
@@ -459,7 +469,8 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	rc_call_begin(&c, RC_FN_rdma_migrate_id,
 		      (uintptr_t)__builtin_return_address(0));
 	if (c.skip)
-		return RC_FWD(&c, RC_REAL(rdma_migrate_id)(id, channel));
+		return RC_FWD_CLOSING(&c,
+				      RC_REAL(rdma_migrate_id)(id, channel));
 	if (c.internal) {
 		if (!rc_reg_get((uintptr_t)id, &o) || o.kind != RC_K_ID ||
 		    o.destroyed)
@@ -485,7 +496,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 			return -1;
 	}
 	slot = c.internal ? -1 : rc_watch_begin(&c, &o);
-	ret = RC_FWD(&c, RC_REAL(rdma_migrate_id)(id, channel));
+	ret = RC_FWD_CLOSING(&c, RC_REAL(rdma_migrate_id)(id, channel));
 	rc_watch_end(slot);
 	rc_inside_end(&c);
 	if (ret)

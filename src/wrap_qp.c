@@ -1,10 +1,14 @@
 /*
- * wrap_qp.c - QPs made through rdmacm: creation (rdma_create_qp and the
- * _ex variant it calls), destruction with rdma_destroy_qp, and QPs taken
- * away behind rdmacm's back with ibv_destroy_qp (rping does that before
- * rdma_destroy_id).  Checks create-qp-twice, create-qp-unbound,
- * destroy-qp-without-qp and library-object-destroyed-by-user.  SRQs made
- * through rdmacm likewise: destroy-srq-without-srq, destroy-srq-before-qp.
+ * wrap_qp.c - QPs and SRQs: made through rdmacm (rdma_create_qp and the
+ * _ex variant it calls, rdma_create_srq) and destroyed with
+ * rdma_destroy_qp / rdma_destroy_srq, or made and destroyed with
+ * libibverbs directly (ibv_create_qp, ibv_destroy_qp, ibv_create_srq,
+ * ibv_destroy_srq; QPs librdmacm made can be taken away behind its back
+ * with ibv_destroy_qp, as rping does before rdma_destroy_id).  Checks
+ * create-qp-twice, create-qp-unbound, destroy-qp-without-qp,
+ * library-object-destroyed-by-user, cq-events-unacked-at-destroy-qp,
+ * destroy-srq-without-srq, destroy-srq-before-qp and, for the verbs
+ * destroys, destroy-with-unacked-async-events.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -62,40 +66,76 @@ static bool check_create(struct rc_call *c, struct rdma_cm_id *id,
  * when the program took it away with ibv_destroy_qp: id->qp still points
  * at it).
  */
+struct owner_arg {
+	struct rc_ref id;
+	bool lib;
+};
+
+/* The cm id's QP (SRQ) is the id owner's to free, with the id's calls. */
+static void owner_fn(struct rc_obj *q, void *arg)
+{
+	struct owner_arg *a = arg;
+
+	q->u.vb.id = a->id;
+	if (a->lib)
+		q->flags |= RC_F_LIB;
+	else
+		q->flags &= ~RC_F_LIB;
+}
+
+/* What librdmacm made the QP (SRQ) from: its PD, CQs, SRQ. */
+void rc_qp_links(enum rc_kind kind, void *h, struct rc_v_links *l)
+{
+	struct ibv_qp *qp = h;
+	struct ibv_srq *srq = h;
+
+	memset(l, 0, sizeof(*l));
+	l->pkind = RC_K_PD;
+	if (kind == RC_K_SRQ) {
+		l->parent = srq->pd;
+		return;
+	}
+	l->parent = qp->pd;
+	l->use[0] = qp->send_cq;
+	l->use[1] = qp->recv_cq;
+	l->use[2] = qp->srq;
+	l->ukind[0] = l->ukind[1] = RC_K_CQ;
+	l->ukind[2] = RC_K_SRQ;
+}
+
 void rc_track_owned(struct rc_call *c, struct rdma_cm_id *id,
 		    enum rc_kind kind, void *h)
 {
+	struct owner_arg a = { { 0, 0 }, false };
+	struct rc_v_links l;
 	struct rc_obj q, o;
 
 	if (!h)
 		return;
-	if (rc_reg_get((uintptr_t)h, &q) && q.kind == kind &&
-	    (!q.destroyed || (q.flags & RC_F_VERBS_GONE)))
-		return;
-	rc_obj_init(c, kind, h, 0, &q);
-	if (kind == RC_K_QP)
-		q.u.qp.qpn = ((struct ibv_qp *)h)->qp_num;
 	if (rc_reg_get((uintptr_t)id, &o) && o.kind == RC_K_ID &&
 	    !o.destroyed) {
-		q.u.qp.id = rc_ref_of(&o);
-		q.flags |= o.flags & RC_F_LIB;
+		a.id = rc_ref_of(&o);
+		a.lib = o.flags & RC_F_LIB;
 	}
-	rc_reg_insert(&q);
-}
-
-struct owner_arg {
-	struct rc_ref id;
-};
-
-static void owner_fn(struct rc_obj *q, void *arg)
-{
-	q->u.qp.id = ((struct owner_arg *)arg)->id;
+	/* Known (made by a verbs call we saw, or taken away with
+	 * ibv_destroy_qp: id->qp still points at it): now the id's. */
+	if (rc_reg_get((uintptr_t)h, &q) && q.kind == kind &&
+	    (!q.destroyed || (q.flags & RC_F_VERBS_GONE))) {
+		if (!q.destroyed)
+			rc_reg_update(q.handle, q.gen, owner_fn, &a);
+		return;
+	}
+	/* Made where we could not see (an inline call of librdmacm's). */
+	rc_qp_links(kind, h, &l);
+	rc_v_lib_object(c, kind, h, &l);
+	if (rc_reg_get((uintptr_t)h, &q) && q.kind == kind && !q.destroyed)
+		rc_reg_update(q.handle, q.gen, owner_fn, &a);
 }
 
 /* rdma_create_ep makes the QP before we learn of the id: link them. */
 void rc_qp_set_owner(const struct rc_obj *id)
 {
-	struct owner_arg a = { rc_ref_of(id) };
+	struct owner_arg a = { rc_ref_of(id), (id->flags & RC_F_LIB) != 0 };
 	struct ibv_qp *qp = RC_ID(id)->qp;
 
 	if (qp)
@@ -152,6 +192,33 @@ int rdma_create_qp_ex(struct rdma_cm_id *id,
 	return ret;
 }
 
+/*
+ * Before the QP of id goes (rdma_destroy_qp, rdma_destroy_ep): its async
+ * events, and the completion events of the CQs librdmacm made for it,
+ * which go with it (ibv_destroy_cq waits for their acks).  False when the
+ * call would certainly hang and must be refused.
+ */
+bool rc_qp_check_destroy(struct rc_call *c, struct rdma_cm_id *id)
+{
+	struct ibv_cq *cqs[2] = { id->send_cq, id->recv_cq };
+	struct rc_obj q, cq;
+	bool ok = true;
+	unsigned i;
+
+	if (id->qp && rc_v_live(id->qp, RC_K_QP, &q))
+		ok = rc_v_check_async(c, &q);
+	for (i = 0; ok && i < 2; i++) {
+		if (!cqs[i] || (i == 1 && cqs[1] == cqs[0]) ||
+		    !rc_v_live(cqs[i], RC_K_CQ, &cq) ||
+		    !(cq.flags & RC_F_LIB))
+			continue;
+		ok = rc_v_check_cq_events(c, &cq,
+					  RC_R_CQ_EVENTS_UNACKED_AT_DESTROY_QP) &&
+		     rc_v_check_async(c, &cq);
+	}
+	return ok;
+}
+
 void rdma_destroy_qp(struct rdma_cm_id *id)
 {
 	struct rc_finding f;
@@ -197,9 +264,57 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 		if (rc_opt.protect)
 			return;
 	}
+	if (!c.internal && o.handle && !rc_qp_check_destroy(&c, id))
+		return;
+	/* Before forwarding: the address may be reused at once. */
 	if (known && !q.destroyed)
-		rc_untrack(&c, &q);
+		rc_v_gone(&c, &q);
 	RC_FWDV(&c, RC_REAL(rdma_destroy_qp)(id));
+}
+
+/* ibv_create_qp's attributes: the CQs and SRQ must be live ones. */
+static bool check_qp_attr(struct rc_call *c, struct ibv_pd *pd,
+			  const struct ibv_qp_init_attr *attr)
+{
+	struct ibv_qp_init_attr a;
+	struct rc_obj o;
+
+	if (!rc_v_require(c, RC_K_PD, pd, RC_USE, &o))
+		return false;
+	if (!rc_peek(&a, attr, sizeof(a)))
+		return true;	/* the library answers for that */
+	return (!a.send_cq ||
+		rc_v_require(c, RC_K_CQ, a.send_cq, RC_USE, &o)) &&
+	       (!a.recv_cq || a.recv_cq == a.send_cq ||
+		rc_v_require(c, RC_K_CQ, a.recv_cq, RC_USE, &o)) &&
+	       (!a.srq || rc_v_require(c, RC_K_SRQ, a.srq, RC_USE, &o));
+}
+
+struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
+			     struct ibv_qp_init_attr *qp_init_attr)
+{
+	struct rc_v_links l;
+	struct ibv_qp *qp;
+	struct rc_obj o;
+	RC_CALL(c);
+
+	if (!RC_REAL(ibv_create_qp)) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	if (!rc_v_begin(&c, RC_FN_ibv_create_qp,
+			(uintptr_t)__builtin_return_address(0)))
+		return RC_FWD(&c, RC_REAL(ibv_create_qp)(pd, qp_init_attr));
+	if (!c.internal && !check_qp_attr(&c, pd, qp_init_attr)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	qp = RC_FWD(&c, RC_REAL(ibv_create_qp)(pd, qp_init_attr));
+	if (qp) {
+		rc_qp_links(RC_K_QP, qp, &l);
+		rc_v_track(&c, RC_K_QP, qp, &l, 0, &o);
+	}
+	return qp;
 }
 
 static void verbs_gone_fn(struct rc_obj *q, void *arg)
@@ -207,47 +322,92 @@ static void verbs_gone_fn(struct rc_obj *q, void *arg)
 	q->flags |= RC_F_VERBS_GONE;
 }
 
-/*
- * A QP we saw destroyed, passed again: the same QP if its memory still
- * holds its number (a new QP at that address, made where we cannot see,
- * has another).
- */
-static bool same_dead_qp(const struct ibv_qp *qp, const struct rc_obj *q)
-{
-	uint32_t qpn;
-
-	return q->destroyed && rc_peek(&qpn, &qp->qp_num, sizeof(qpn)) &&
-	       qpn == q->u.qp.qpn;
-}
-
 int ibv_destroy_qp(struct ibv_qp *qp)
 {
-	struct rc_finding f;
 	RC_CALL(c);
 	struct rc_obj q;
+	int ret;
 
 	if (!RC_REAL(ibv_destroy_qp))
 		return ENOSYS;
-	rc_call_begin(&c, RC_FN_ibv_destroy_qp,
-		      (uintptr_t)__builtin_return_address(0));
-	if (c.skip || c.internal || !rc_reg_get((uintptr_t)qp, &q) ||
-	    q.kind != RC_K_QP)
+	if (!rc_v_begin(&c, RC_FN_ibv_destroy_qp,
+			(uintptr_t)__builtin_return_address(0)))
 		return RC_FWD(&c, RC_REAL(ibv_destroy_qp)(qp));
-	if (!q.destroyed) {
-		rc_reg_update(q.handle, q.gen, verbs_gone_fn, NULL);
-		rc_untrack(&c, &q);
-	} else if (same_dead_qp(qp, &q)) {
-		rc_finding_init(&f, RC_R_DOUBLE_DESTROY, &c,
-				"ibv_destroy_qp(%p): QP %u was destroyed "
-				"already%s", (void *)qp, q.u.qp.qpn,
-				rc_opt.protect ? "; not forwarded (returns "
-				"EINVAL)" : "");
-		rc_finding_add(&f, &q, NULL);
-		rc_report(&f);
-		if (rc_opt.protect)
+	if (c.internal) {
+		if (!rc_v_live(qp, RC_K_QP, &q))
+			q.handle = 0;
+	} else {
+		if (!rc_v_require(&c, RC_K_QP, qp, RC_DESTROY, &q))
 			return EINVAL;
+		if (q.handle && !rc_v_check_lib(&c, &q))
+			return EBUSY;
+		if (q.handle && !rc_v_check_async(&c, &q))
+			return EBUSY;
 	}
-	return RC_FWD(&c, RC_REAL(ibv_destroy_qp)(qp));
+	ret = RC_FWD(&c, RC_REAL(ibv_destroy_qp)(qp));
+	if (ret || !q.handle)
+		return ret;
+	/* A QP a cm id still points at: rdma_destroy_qp must not follow. */
+	if (!c.internal && q.u.vb.id.h)
+		rc_reg_update(q.handle, q.gen, verbs_gone_fn, NULL);
+	rc_v_gone(&c, &q);
+	return ret;
+}
+
+struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
+			       struct ibv_srq_init_attr *srq_init_attr)
+{
+	struct rc_v_links l;
+	struct ibv_srq *srq;
+	struct rc_obj o;
+	RC_CALL(c);
+
+	if (!RC_REAL(ibv_create_srq)) {
+		errno = ENOSYS;
+		return NULL;
+	}
+	if (!rc_v_begin(&c, RC_FN_ibv_create_srq,
+			(uintptr_t)__builtin_return_address(0)))
+		return RC_FWD(&c, RC_REAL(ibv_create_srq)(pd, srq_init_attr));
+	if (!c.internal && !rc_v_require(&c, RC_K_PD, pd, RC_USE, &o)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	srq = RC_FWD(&c, RC_REAL(ibv_create_srq)(pd, srq_init_attr));
+	if (srq) {
+		rc_qp_links(RC_K_SRQ, srq, &l);
+		l.parent = pd;
+		rc_v_track(&c, RC_K_SRQ, srq, &l, 0, &o);
+	}
+	return srq;
+}
+
+int ibv_destroy_srq(struct ibv_srq *srq)
+{
+	RC_CALL(c);
+	struct rc_obj q;
+	int ret;
+
+	if (!RC_REAL(ibv_destroy_srq))
+		return ENOSYS;
+	if (!rc_v_begin(&c, RC_FN_ibv_destroy_srq,
+			(uintptr_t)__builtin_return_address(0)))
+		return RC_FWD(&c, RC_REAL(ibv_destroy_srq)(srq));
+	if (c.internal) {
+		if (!rc_v_live(srq, RC_K_SRQ, &q))
+			q.handle = 0;
+	} else {
+		if (!rc_v_require(&c, RC_K_SRQ, srq, RC_DESTROY, &q))
+			return EINVAL;
+		if (q.handle && !rc_v_check_lib(&c, &q))
+			return EBUSY;
+		if (q.handle && !rc_v_check_async(&c, &q))
+			return EBUSY;
+	}
+	ret = RC_FWD(&c, RC_REAL(ibv_destroy_srq)(srq));
+	if (ret == 0)
+		rc_v_gone(&c, &q);
+	return ret;
 }
 
 int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
@@ -340,8 +500,11 @@ void rdma_destroy_srq(struct rdma_cm_id *id)
 		if (o.handle && !check_destroy_srq(&c, id, &o))
 			return;
 	}
+	if (id && id->srq && rc_v_live(id->srq, RC_K_SRQ, &q) &&
+	    !c.internal && !rc_v_check_async(&c, &q))
+		return;
 	if (id && id->srq && rc_reg_get((uintptr_t)id->srq, &q) &&
 	    q.kind == RC_K_SRQ && !q.destroyed)
-		rc_untrack(&c, &q);
+		rc_v_gone(&c, &q);
 	RC_FWDV(&c, RC_REAL(rdma_destroy_srq)(id));
 }

@@ -213,6 +213,7 @@ ret RC_NAME(name) RC_PARAMS(name, params)				\
 #define RC_GEN_CHECKP(ret, name, fail, params, args)
 #define RC_GEN_WRAP(ret, name, fail, params, args)
 #define RC_GEN_WRAPV(ret, name, fail, params, args)
+#define RC_GEN_OP(ret, name, fail, params, args)
 #define RC_API(how, ret, name, ver, fail, params, args, effect) \
 	RC_GEN_##how(ret, name, fail, params, args)
 #include "rdmacm_api.def"

@@ -130,8 +130,11 @@ static void settle_channel(struct rc_call *c, const struct rc_obj *o,
 	} else {
 		rc_obj_init(c, RC_K_CHANNEL, ch, RC_F_LIB, &rec);
 		rec.u.ch.nids = 1;
-		if (rc_reg_insert(&rec))
+		rec.u.ch.fd = ch->fd;
+		if (rc_reg_insert(&rec)) {
 			a.channel = rc_ref_of(&rec);
+			rc_fd_track(ch->fd, &rec);
+		}
 	}
 	rc_reg_update(o->handle, o->gen, set_channel_fn, &a);
 	rc_id_left_channel(c, o->u.id.channel);
@@ -174,7 +177,7 @@ void rc_lib_release(struct rc_call *c, const struct rc_lib_state *s)
 
 	drop_lib_event(c, s->lib_event);
 	if (ref_live(s->qp, RC_K_QP, &q))
-		rc_untrack(c, &q);
+		rc_v_gone(c, &q);
 	if (ref_live(s->srq, RC_K_SRQ, &q))
-		rc_untrack(c, &q);
+		rc_v_gone(c, &q);
 }

@@ -9,6 +9,12 @@
  * Owns: the strict JSON reader, the report model, text/JSON output.
  * Reuses src/symbolize.c (offline symbolizer), src/suppress.c (matcher),
  * src/rules.c, src/options.c (rc_complain) and src/util.c (rc_warn).
+ *
+ * Memory: a report stays in the buffer it was read into, its strings
+ * decoded in place; the parse tree of its top level and its model
+ * (findings, stacks, objects) come from its arena; each finding's parse
+ * tree lives only while it is converted.  A report costs little more
+ * than its size.  Reports that are regular files load in parallel.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -19,13 +25,18 @@
 #include <getopt.h>
 #include <inttypes.h>
 #include <limits.h>
+#include <pthread.h>
+#include <setjmp.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include "report.h"
 #include "rules.h"
@@ -47,11 +58,26 @@ unsigned rc_stack_frames(rc_stack_id id, const uintptr_t **pcs)
 	return 0;
 }
 
+/*
+ * A caller that must survive bad input points die_catch at its jmp_buf:
+ * die() then jumps there, the message in die_msg, instead of exiting.
+ * The threads that load reports do (load_all()), and so does
+ * tests/fuzz/fuzz_report.c; free_reports() frees what was loaded.
+ */
+static __thread jmp_buf *die_catch;
+static __thread char die_msg[PATH_MAX + 256];
+
 static void __attribute__((noreturn, format(printf, 1, 2)))
 die(const char *fmt, ...)
 {
 	va_list ap;
 
+	if (die_catch) {
+		va_start(ap, fmt);
+		vsnprintf(die_msg, sizeof(die_msg), fmt, ap);
+		va_end(ap);
+		longjmp(*die_catch, 1);
+	}
 	fprintf(stderr, "%s: ", prog);
 	va_start(ap, fmt);
 	vfprintf(stderr, fmt, ap);
@@ -79,13 +105,110 @@ static void *xcalloc(size_t n, size_t size)
 	return p;
 }
 
-static char *xstrdup(const char *s)
-{
-	char *d = strdup(s);
+/*
+ * Huge pages for big blocks: a 200 MB report is parsed in a fraction of
+ * the time when its pages do not thrash the TLB.  Just a hint.
+ */
+#define HUGE_PAGE (2u << 20)
 
-	if (!d)
+static void huge_pages(void *p, size_t size)
+{
+	const uintptr_t mask = ~(uintptr_t)(HUGE_PAGE - 1);
+	uintptr_t lo = ((uintptr_t)p + HUGE_PAGE - 1) & mask;
+	uintptr_t hi = ((uintptr_t)p + size) & mask;
+
+	if (hi > lo)
+		madvise((void *)lo, hi - lo, MADV_HUGEPAGE);
+}
+
+/* ---- Arenas ------------------------------------------------------------ */
+
+/*
+ * Allocations freed all at once.  Chunks start at 64 KiB and double up to
+ * 4 MiB, so that a small report costs little and a big one few chunks.
+ */
+#define CHUNK_MIN (64u << 10)
+#define CHUNK_MAX (4u << 20)
+
+struct chunk {
+	struct chunk *next;
+	size_t size, used;
+	max_align_t data[];
+};
+
+struct arena {
+	struct chunk *head;
+	size_t next;		/* size of the next chunk */
+};
+
+/* n zeroed objects of size bytes. */
+static void *aalloc(struct arena *a, size_t n, size_t size)
+{
+	struct chunk *c = a->head;
+	size_t bytes;
+
+	if (size && n > (SIZE_MAX / 2) / size)
 		die("out of memory");
-	return d;
+	bytes = (n * size + sizeof(max_align_t) - 1) &
+		~(sizeof(max_align_t) - 1);
+	if (!c || c->size - c->used < bytes) {
+		size_t csize;
+
+		if (a->next < CHUNK_MIN)
+			a->next = CHUNK_MIN;
+		csize = bytes > a->next / 4 ? bytes : a->next;
+		c = malloc(sizeof(*c) + csize);
+		if (!c)
+			die("out of memory");
+		c->size = csize;
+		c->used = 0;
+		if (csize >= HUGE_PAGE)
+			huge_pages(c, sizeof(*c) + csize);
+		if (csize != a->next && a->head) {
+			/* Its own chunk, behind the one still filling. */
+			c->next = a->head->next;
+			a->head->next = c;
+		} else {
+			c->next = a->head;
+			a->head = c;
+			if (a->next < CHUNK_MAX)
+				a->next *= 2;
+		}
+	}
+	c->used += bytes;
+	return memset((char *)c->data + c->used - bytes, 0, bytes);
+}
+
+static char *astrdup(struct arena *a, const char *s)
+{
+	return strcpy(aalloc(a, strlen(s) + 1, 1), s);
+}
+
+static void arena_free(struct arena *a)
+{
+	struct chunk *c, *next;
+
+	for (c = a->head; c; c = next) {
+		next = c->next;
+		free(c);
+	}
+	a->head = NULL;
+	a->next = 0;
+}
+
+/* Empty it for reuse, keeping one chunk. */
+static void arena_reset(struct arena *a)
+{
+	struct chunk *keep = a->head;
+
+	if (!keep)
+		return;
+	a->head = keep->next;
+	arena_free(a);
+	keep->next = NULL;
+	keep->used = 0;
+	a->head = keep;
+	a->next = 2 * keep->size;
 }
 
 /* ---- JSON reader ------------------------------------------------------ */
@@ -93,20 +216,47 @@ static char *xstrdup(const char *s)
 enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
 
 struct jv {
-	enum jtype t;
+	unsigned char t;	/* enum jtype */
 	bool b;
 	bool is_int;		/* J_NUM that is an integer fitting i */
-	long long i;
-	char *s;		/* J_STR: decoded, NUL-terminated */
-	size_t n;		/* J_STR: bytes; J_ARR, J_OBJ: entries */
-	struct jv *v;		/* J_ARR, J_OBJ: values */
+	union {
+		long long i;
+		size_t n;	/* J_STR: bytes; J_ARR, J_OBJ: entries */
+	};
+	union {
+		char *s;	/* J_STR: decoded, NUL-terminated */
+		struct jv *v;	/* J_ARR, J_OBJ: values (NULL when streamed) */
+	};
 	char **k;		/* J_OBJ: keys */
 };
 
+/* A container's entries while it is parsed, before they have a size. */
+struct jent {
+	char *k;
+	struct jv v;
+};
+
+static __thread struct jent *jstk;
+static __thread size_t jstk_cap;
+
+/*
+ * The value of the top-level object's first stream_key, when an array,
+ * is not kept: each element goes to stream_fn as soon as it is parsed,
+ * in a tree allocated from stream_arena, which is reset for the next.
+ */
 struct jparser {
-	const unsigned char *p, *end, *start;
+	unsigned char *p, *end, *start;
 	const char *err;	/* first error; position is p */
 	unsigned depth;
+	unsigned line;		/* of p, for errors */
+	const unsigned char *nl; /* the last newline before p, or NULL */
+	struct arena *arena;	/* where containers' entries go */
+	size_t nstk;		/* entries of open containers in jstk */
+	const char *stream_key;
+	bool stream_seen;
+	struct arena *stream_arena;
+	void (*stream_fn)(void *arg, const struct jv *v, size_t idx);
+	void *stream_arg;
 };
 
 static bool jfail(struct jparser *jp, const char *msg)
@@ -116,11 +266,29 @@ static bool jfail(struct jparser *jp, const char *msg)
 	return false;
 }
 
-static void jskip_ws(struct jparser *jp)
+/* Raw newlines are whitespace (or inside an unterminated string). */
+static void jnewlines(struct jparser *jp, const unsigned char *p,
+		      const unsigned char *end)
 {
-	while (jp->p < jp->end && (*jp->p == ' ' || *jp->p == '\t' ||
-				   *jp->p == '\n' || *jp->p == '\r'))
+	while ((p = memchr(p, '\n', (size_t)(end - p)))) {
+		jp->line++;
+		jp->nl = p++;
+	}
+}
+
+static inline void jskip_ws(struct jparser *jp)
+{
+	/* The shim writes ", " and ": ". */
+	if (jp->p < jp->end && *jp->p == ' ')
 		jp->p++;
+	for (; jp->p < jp->end && *jp->p <= ' '; jp->p++) {
+		if (*jp->p == '\n') {
+			jp->line++;
+			jp->nl = jp->p;
+		} else if (*jp->p != ' ' && *jp->p != '\t' && *jp->p != '\r') {
+			break;
+		}
+	}
 }
 
 static bool jlit(struct jparser *jp, const char *lit)
@@ -215,48 +383,81 @@ static size_t put_utf8(char *d, unsigned cp)
 	return 4;
 }
 
+/* Bytes a string holds as they are: ASCII but controls, '"' and '\\'. */
+static const bool plain_tab[256] = {
+	[0x20 ... '"' - 1] = true, ['"' + 1 ... '\\' - 1] = true,
+	['\\' + 1 ... 0x7f] = true,
+};
+
+static bool plain(unsigned char c)
+{
+	return plain_tab[c];
+}
+
 /*
- * A string at jp->p (after the opening quote).  The decoded form is never
- * longer than the source, so one allocation of the source length is
- * enough.  \u0080..\u00ff decode to the raw byte: that is how the shim
- * writes bytes of invalid UTF-8.
+ * A string at jp->p (after the opening quote), decoded in place: the
+ * decoded form is never longer than the source, and its NUL may take the
+ * closing quote's place.  \u0080..\u00ff decode to the raw byte: that is
+ * how the shim writes bytes of invalid UTF-8.
  */
+
 static bool jstring(struct jparser *jp, char **out, size_t *outlen)
 {
-	const unsigned char *q = jp->p;
+	static const char lone[] = "lone surrogate in \\u escape";
+	const unsigned char *q, *bs;
+	unsigned char *r = jp->p;
 	char *d, *s;
 	unsigned cp, lo;
 	size_t l;
 
-	while (q < jp->end && *q != '"') {
-		if (*q == '\\' && q + 1 < jp->end)
-			q++;
-		q++;
+	/* Most strings are plain ASCII: nothing to decode. */
+	while (r < jp->end && plain(*r))
+		r++;
+	if (r < jp->end && *r == '"') {
+		*r = '\0';
+		*out = (char *)jp->p;
+		*outlen = (size_t)(r - jp->p);
+		jp->p = r + 1;
+		return true;
 	}
-	if (q >= jp->end) {
+	q = memchr(jp->p, '"', (size_t)(jp->end - jp->p));
+	/* The closing quote: the first one, unless a backslash comes first. */
+	if (q && (bs = memchr(jp->p, '\\', (size_t)(q - jp->p))))
+		for (q = bs; q < jp->end && *q != '"'; q++)
+			if (*q == '\\' && q + 1 < jp->end)
+				q++;
+	if (!q || q >= jp->end) {
+		jnewlines(jp, jp->p, jp->end);
 		jp->p = jp->end;
 		return jfail(jp, "unexpected end of input in a string");
 	}
-	s = d = xcalloc((size_t)(q - jp->p) + 1, 1);
+	s = d = (char *)jp->p;
 	while (*jp->p != '"') {
-		unsigned char c = *jp->p;
+		unsigned char c;
 
+		/* A run of plain ASCII; the closing quote ends it. */
+		for (r = jp->p; plain(*r); r++)
+			;
+		if (d != (char *)jp->p)
+			memmove(d, jp->p, (size_t)(r - jp->p));
+		d += r - jp->p;
+		jp->p = r;
+		c = *r;
+		if (c == '"')
+			break;
 		if (c < 0x20)
-			goto bad_ctl;
+			return jfail(jp, "control character in string");
 		if (c >= 0x80) {
 			l = utf8_len(jp->p, jp->end);
 			if (!l)
-				goto bad_utf8;
-			memcpy(d, jp->p, l);
+				return jfail(jp, "invalid UTF-8 in string");
+			memmove(d, jp->p, l);
 			d += l;
 			jp->p += l;
 			continue;
 		}
+		/* A backslash. */
 		jp->p++;
-		if (c != '\\') {
-			*d++ = (char)c;
-			continue;
-		}
 		c = *jp->p++;
 		switch (c) {
 		case '"': case '\\': case '/':
@@ -269,25 +470,20 @@ static bool jstring(struct jparser *jp, char **out, size_t *outlen)
 		case 't': *d++ = '\t'; break;
 		case 'u':
 			if (!jhex4(jp, &cp))
-				goto out;
+				return false;
 			if (cp >= 0xd800 && cp <= 0xdbff) {
 				if (jp->end - jp->p < 2 || jp->p[0] != '\\' ||
-				    jp->p[1] != 'u') {
-					jfail(jp, "lone surrogate in \\u escape");
-					goto out;
-				}
+				    jp->p[1] != 'u')
+					return jfail(jp, lone);
 				jp->p += 2;
 				if (!jhex4(jp, &lo))
-					goto out;
-				if (lo < 0xdc00 || lo > 0xdfff) {
-					jfail(jp, "bad surrogate pair");
-					goto out;
-				}
+					return false;
+				if (lo < 0xdc00 || lo > 0xdfff)
+					return jfail(jp, "bad surrogate pair");
 				cp = 0x10000 + ((cp - 0xd800) << 10) +
 				     (lo - 0xdc00);
 			} else if (cp >= 0xdc00 && cp <= 0xdfff) {
-				jfail(jp, "lone surrogate in \\u escape");
-				goto out;
+				return jfail(jp, lone);
 			}
 			if (cp >= 0x80 && cp <= 0xff)
 				*d++ = (char)cp;
@@ -296,8 +492,7 @@ static bool jstring(struct jparser *jp, char **out, size_t *outlen)
 			break;
 		default:
 			jp->p--;
-			jfail(jp, "bad escape in string");
-			goto out;
+			return jfail(jp, "bad escape in string");
 		}
 	}
 	jp->p++;
@@ -305,14 +500,6 @@ static bool jstring(struct jparser *jp, char **out, size_t *outlen)
 	*out = s;
 	*outlen = (size_t)(d - s);
 	return true;
-bad_ctl:
-	jfail(jp, "control character in string");
-	goto out;
-bad_utf8:
-	jfail(jp, "invalid UTF-8 in string");
-out:
-	free(s);
-	return false;
 }
 
 static bool jnumber(struct jparser *jp, struct jv *v)
@@ -352,6 +539,17 @@ static bool jnumber(struct jparser *jp, struct jv *v)
 	v->t = J_NUM;
 	if (frac || (size_t)(jp->p - s) >= sizeof(buf))
 		return true;
+	/* Up to 18 digits cannot overflow: no need for strtoll. */
+	if (jp->p - s <= 18) {
+		const unsigned char *q = s + (*s == '-');
+
+		for (v->i = 0; q < jp->p; q++)
+			v->i = v->i * 10 + (*q - '0');
+		if (*s == '-')
+			v->i = -v->i;
+		v->is_int = true;
+		return true;
+	}
 	memcpy(buf, s, (size_t)(jp->p - s));
 	buf[jp->p - s] = '\0';
 	errno = 0;
@@ -362,11 +560,47 @@ static bool jnumber(struct jparser *jp, struct jv *v)
 
 static bool jvalue(struct jparser *jp, struct jv *v);
 
-/* Arrays and objects: elements are appended to v->v (and keys to v->k). */
-static bool jcontainer(struct jparser *jp, struct jv *v, bool obj)
+static void jpush(struct jparser *jp, char *key, const struct jv *v)
+{
+	if (jp->nstk == jstk_cap) {
+		jstk_cap = jstk_cap ? 2 * jstk_cap : 256;
+		jstk = xrealloc(jstk, jstk_cap, sizeof(*jstk));
+	}
+	jstk[jp->nstk].k = key;
+	jstk[jp->nstk++].v = *v;
+}
+
+/* The entries pushed since base become v's, in an array of their size. */
+static void jpop(struct jparser *jp, struct jv *v, size_t base, bool obj)
+{
+	size_t i;
+
+	v->n = jp->nstk - base;
+	if (!v->n)
+		return;
+	v->v = aalloc(jp->arena, v->n, sizeof(*v->v));
+	if (obj)
+		v->k = aalloc(jp->arena, v->n, sizeof(*v->k));
+	for (i = 0; i < v->n; i++) {
+		v->v[i] = jstk[base + i].v;
+		if (obj)
+			v->k[i] = jstk[base + i].k;
+	}
+	jp->nstk = base;
+}
+
+/*
+ * Arrays and objects.  A streamed array keeps no entries, only their
+ * count: each goes to jp->stream_fn.
+ */
+static bool jcontainer(struct jparser *jp, struct jv *v, bool obj,
+		       bool stream)
 {
 	char close = obj ? '}' : ']';
-	size_t cap = 0;
+	struct arena *arena = jp->arena;
+	size_t base = jp->nstk, kl;
+	struct jv e;
+	char *key;
 
 	if (++jp->depth > RR_MAX_DEPTH)
 		return jfail(jp, "nesting too deep");
@@ -379,37 +613,48 @@ static bool jcontainer(struct jparser *jp, struct jv *v, bool obj)
 		return true;
 	}
 	for (;;) {
-		if (v->n == cap) {
-			cap = cap ? cap * 2 : 8;
-			v->v = xrealloc(v->v, cap, sizeof(*v->v));
-			if (obj)
-				v->k = xrealloc(v->k, cap, sizeof(*v->k));
-		}
-		memset(&v->v[v->n], 0, sizeof(*v->v));
+		bool sub = false;
+
+		memset(&e, 0, sizeof(e));
+		key = NULL;
 		jskip_ws(jp);
 		if (obj) {
-			size_t kl;
-
 			if (jp->p >= jp->end || *jp->p != '"')
 				return jfail(jp, jp->p >= jp->end ?
 					     "unexpected end of input" :
 					     "expected a string key");
 			jp->p++;
-			if (!jstring(jp, &v->k[v->n], &kl))
+			if (!jstring(jp, &key, &kl))
 				return false;
-			v->n++;
 			jskip_ws(jp);
 			if (jp->p >= jp->end || *jp->p != ':')
 				return jfail(jp, jp->p >= jp->end ?
 					     "unexpected end of input" :
 					     "expected ':'");
 			jp->p++;
-			if (!jvalue(jp, &v->v[v->n - 1]))
+			jskip_ws(jp);
+			if (jp->depth == 1 && jp->stream_key &&
+			    !jp->stream_seen && !strcmp(key, jp->stream_key)) {
+				jp->stream_seen = true;
+				sub = jp->p < jp->end && *jp->p == '[';
+			}
+		}
+		if (sub) {
+			if (!jcontainer(jp, &e, false, true))
 				return false;
 		} else {
-			v->n++;
-			if (!jvalue(jp, &v->v[v->n - 1]))
+			if (stream) {
+				arena_reset(jp->stream_arena);
+				jp->arena = jp->stream_arena;
+			}
+			if (!jvalue(jp, &e))
 				return false;
+		}
+		if (stream) {
+			jp->arena = arena;
+			jp->stream_fn(jp->stream_arg, &e, v->n++);
+		} else {
+			jpush(jp, key, &e);
 		}
 		jskip_ws(jp);
 		if (jp->p >= jp->end)
@@ -421,6 +666,8 @@ static bool jcontainer(struct jparser *jp, struct jv *v, bool obj)
 		if (*jp->p == close) {
 			jp->p++;
 			jp->depth--;
+			if (!stream)
+				jpop(jp, v, base, obj);
 			return true;
 		}
 		return jfail(jp, obj ? "expected ',' or '}'" :
@@ -428,16 +675,16 @@ static bool jcontainer(struct jparser *jp, struct jv *v, bool obj)
 	}
 }
 
+/* A value at jp->p, after whitespace. */
 static bool jvalue(struct jparser *jp, struct jv *v)
 {
-	jskip_ws(jp);
 	if (jp->p >= jp->end)
 		return jfail(jp, "unexpected end of input");
 	switch (*jp->p) {
 	case '{':
-		return jcontainer(jp, v, true);
+		return jcontainer(jp, v, true, false);
 	case '[':
-		return jcontainer(jp, v, false);
+		return jcontainer(jp, v, false, false);
 	case '"':
 		jp->p++;
 		v->t = J_STR;
@@ -459,31 +706,39 @@ static bool jvalue(struct jparser *jp, struct jv *v)
 	}
 }
 
-/* Parse buf[0..len) into *v; on error, a message with the position. */
-static bool json_parse(const char *buf, size_t len, struct jv *v,
-		       char *err, size_t errlen)
+/*
+ * Parse buf[0..len) (decoding strings in place) into *v, a tree from
+ * jp's arena; set up streaming in jp first if wanted.  On error, a
+ * message with the position: the column counts bytes from the line's
+ * start, from 1 on the first line and from 0 after a newline.
+ */
+static bool json_parse(struct jparser *jp, char *buf, size_t len,
+		       struct jv *v, char *err, size_t errlen)
 {
-	struct jparser jp = {
-		.p = (const unsigned char *)buf,
-		.start = (const unsigned char *)buf,
-		.end = (const unsigned char *)buf + len,
-	};
-	const unsigned char *q;
-	unsigned line = 1, col = 1;
-
+	jp->p = jp->start = (unsigned char *)buf;
+	jp->end = jp->p + len;
+	jp->line = 1;
 	memset(v, 0, sizeof(*v));
-	if (jvalue(&jp, v)) {
-		jskip_ws(&jp);
-		if (jp.p == jp.end)
+	jskip_ws(jp);
+	if (jvalue(jp, v)) {
+		jskip_ws(jp);
+		if (jp->p == jp->end)
 			return true;
-		jfail(&jp, "trailing data after the document");
+		jfail(jp, "trailing data after the document");
 	}
-	for (q = jp.start; q < jp.p; q++, col++)
-		if (*q == '\n')
-			line++, col = 0;
-	snprintf(err, errlen, "line %u, column %u (byte %zu): %s", line, col,
-		 (size_t)(jp.p - jp.start), jp.err);
+	snprintf(err, errlen, "line %u, column %zu (byte %zu): %s", jp->line,
+		 jp->nl ? (size_t)(jp->p - jp->nl) :
+			  (size_t)(jp->p - jp->start) + 1,
+		 (size_t)(jp->p - jp->start), jp->err);
 	return false;
+}
+
+/* Keys are short: no call to strcmp(). */
+static bool key_is(const char *a, const char *b)
+{
+	while (*a && *a == *b)
+		a++, b++;
+	return *a == *b;
 }
 
 static const struct jv *jget(const struct jv *o, const char *key)
@@ -493,12 +748,36 @@ static const struct jv *jget(const struct jv *o, const char *key)
 	if (!o || o->t != J_OBJ)
 		return NULL;
 	for (i = 0; i < o->n; i++)
-		if (!strcmp(o->k[i], key))
+		if (key_is(o->k[i], key))
 			return &o->v[i];
 	return NULL;
 }
 
-/* ---- JSON writer ------------------------------------------------------- */
+/* ---- Writers ------------------------------------------------------------ */
+
+/* Numbers without printf(): most of the output is frames. */
+static void put_u(FILE *o, unsigned long long v)
+{
+	char buf[24], *p = buf + sizeof(buf);
+
+	do
+		*--p = (char)('0' + v % 10);
+	while ((v /= 10));
+	fwrite(p, 1, (size_t)(buf + sizeof(buf) - p), o);
+}
+
+/* "0x" and lowercase digits, as "0x%" PRIxPTR. */
+static void put_x(FILE *o, uintptr_t v)
+{
+	char buf[2 + 2 * sizeof(v)], *p = buf + sizeof(buf);
+
+	do
+		*--p = "0123456789abcdef"[v & 15];
+	while ((v >>= 4));
+	*--p = 'x';
+	*--p = '0';
+	fwrite(p, 1, (size_t)(buf + sizeof(buf) - p), o);
+}
 
 /* Same escaping as the shim: invalid UTF-8 bytes become \u00XX. */
 static void put_jstr(FILE *f, const char *s)
@@ -513,7 +792,12 @@ static void put_jstr(FILE *f, const char *s)
 	end = p + strlen(s);
 	fputc('"', f);
 	while (p < end) {
-		if (*p == '"' || *p == '\\') {
+		for (l = 0; p + l < end && plain(p[l]) && p[l] != 0x7f; l++)
+			;
+		if (l) {
+			fwrite(p, 1, l, f);
+			p += l;
+		} else if (*p == '"' || *p == '\\') {
 			fputc('\\', f);
 			fputc(*p++, f);
 		} else if (*p < 0x20 || *p == 0x7f) {
@@ -534,12 +818,12 @@ static void put_jstr(FILE *f, const char *s)
 
 struct frame {
 	uintptr_t pc;
-	const char *module;	/* may be NULL */
 	uintptr_t offset;
-	bool has_offset;
+	const char *module;	/* may be NULL */
 	const char *function;	/* may be NULL */
 	const char *file;	/* may be NULL */
 	unsigned line;
+	bool has_offset;
 };
 
 struct stack {
@@ -579,8 +863,9 @@ struct finding {
 	struct finding *merged_into;
 	unsigned long long total;	/* merged count */
 	size_t nocc;			/* merged occurrences */
-	struct proc **procs;		/* distinct processes */
-	size_t nprocs;
+	size_t nprocs;			/* distinct processes: proc, then */
+	struct proc **more_procs;	/* these nprocs - 1 */
+	size_t cap_procs;
 };
 
 struct summary {
@@ -589,7 +874,9 @@ struct summary {
 
 struct proc {
 	const char *path;
-	struct jv *root;	/* the parsed report; strings point into it */
+	char *buf;		/* the file; its strings decoded in place */
+	struct arena arena;	/* everything else it holds */
+	struct jv *root;	/* its top level, findings left out */
 	long long pid;
 	const char *exe;
 	const char **argv;
@@ -600,23 +887,64 @@ struct proc {
 	unsigned long long dropped;
 	struct summary sum;
 	struct finding *f;
-	size_t nf;
+	size_t nf, cap_f;
 };
 
 static struct proc *procs;
-static size_t nprocs;
+static size_t nprocs, cap_procs;
 
-/* Typed field access with errors that name the file and the field. */
+/*
+ * Typed field access with errors that name the file and the field: the
+ * path to it ("findings[2].stack[0]"), formatted only for an error.
+ */
+#define CTX_DEPTH 8		/* findings[].objects[].created.stack[] */
+
 struct ctx {
 	const char *path;
-	char where[160];
+	struct arena *arena;	/* where the model goes */
+	unsigned depth;
+	const char *key[CTX_DEPTH];
+	long idx[CTX_DEPTH];	/* -1: a key alone */
 };
+
+static void ctx_where(const struct ctx *c, char *w, size_t len)
+{
+	unsigned i;
+	size_t l;
+
+	w[0] = '\0';
+	for (i = 0; i < c->depth; i++) {
+		l = strlen(w);
+		if (c->idx[i] >= 0)
+			snprintf(w + l, len - l, "%s%s[%ld]", l ? "." : "",
+				 c->key[i], c->idx[i]);
+		else
+			snprintf(w + l, len - l, "%s%s", l ? "." : "",
+				 c->key[i]);
+	}
+}
+
+/*
+ * Findings are converted while the rest of the file is still to be
+ * parsed, but a bad one must be reported as if after the fields that come
+ * before it: bad_field() then leaves its message here and jumps back.
+ */
+static __thread jmp_buf *field_catch;
+static __thread char field_msg[PATH_MAX + 256]; /* the path, and more */
 
 static void __attribute__((noreturn))
 bad_field(const struct ctx *c, const char *key, const char *what)
 {
-	die("%s: %s%s%s: %s", c->path, c->where,
-	    *c->where && *key ? "." : "", key, what);
+	char where[160];
+
+	ctx_where(c, where, sizeof(where));
+	if (field_catch) {
+		snprintf(field_msg, sizeof(field_msg), "%s: %s%s%s: %s",
+			 c->path, where, *where && *key ? "." : "", key, what);
+		longjmp(*field_catch, 1);
+	}
+	die("%s: %s%s%s: %s", c->path, where, *where && *key ? "." : "", key,
+	    what);
 }
 
 static const struct jv *field(const struct ctx *c, const struct jv *o,
@@ -704,20 +1032,16 @@ static uintptr_t get_hex(const struct ctx *c, const struct jv *o,
 
 static void ctx_push(struct ctx *c, size_t *mark, const char *key, long idx)
 {
-	size_t l = strlen(c->where);
-
-	*mark = l;
-	if (idx >= 0)
-		snprintf(c->where + l, sizeof(c->where) - l, "%s%s[%ld]",
-			 l ? "." : "", key, idx);
-	else
-		snprintf(c->where + l, sizeof(c->where) - l, "%s%s",
-			 l ? "." : "", key);
+	*mark = c->depth;
+	if (c->depth == CTX_DEPTH)
+		die("%s: nested too deep", c->path);
+	c->key[c->depth] = key;
+	c->idx[c->depth++] = idx;
 }
 
 static void ctx_pop(struct ctx *c, size_t mark)
 {
-	c->where[mark] = '\0';
+	c->depth = mark;
 }
 
 static void load_stack(struct ctx *c, const struct jv *o, const char *key,
@@ -730,7 +1054,7 @@ static void load_stack(struct ctx *c, const struct jv *o, const char *key,
 	st->f = NULL;
 	if (!a)
 		return;
-	st->f = xcalloc(a->n, sizeof(*st->f));
+	st->f = aalloc(c->arena, a->n, sizeof(*st->f));
 	for (i = 0; i < a->n; i++) {
 		const struct jv *fo = &a->v[i];
 		struct frame *fr = &st->f[i];
@@ -828,7 +1152,7 @@ static void load_finding(struct ctx *c, const struct jv *o, struct finding *f)
 	load_stack(c, o, "stack", &f->stack);
 	a = field(c, o, "objects", J_ARR, false, true);
 	if (a) {
-		f->objs = xcalloc(a->n, sizeof(*f->objs));
+		f->objs = aalloc(c->arena, a->n, sizeof(*f->objs));
 		for (i = 0; i < a->n; i++) {
 			ctx_push(c, &mark, "objects", (long)i);
 			load_object(c, &a->v[i], &f->objs[i]);
@@ -889,24 +1213,31 @@ static void fix_summary(struct proc *p)
 	raise_to(&p->sum.suppressed, kept.suppressed);
 }
 
+/* The whole file; sized by fstat() when it can, so never grown. */
 static char *read_file(const char *path, size_t *len)
 {
 	bool is_stdin = !strcmp(path, "-");
 	FILE *fp = is_stdin ? stdin : fopen(path, "rb");
 	size_t cap = 65536, n = 0, r;
+	struct stat st;
 	char *buf;
 
 	if (!fp)
 		die("%s: cannot open: %s", path, strerror(errno));
+	if (!fstat(fileno(fp), &st) && S_ISREG(st.st_mode) &&
+	    st.st_size >= 0 && (uintmax_t)st.st_size < RR_MAX_FILE &&
+	    (size_t)st.st_size >= cap)
+		cap = (size_t)st.st_size + 1;
 	buf = xrealloc(NULL, cap, 1);
+	huge_pages(buf, cap);
 	while ((r = fread(buf + n, 1, cap - n, fp)) > 0) {
 		n += r;
+		if (n >= RR_MAX_FILE)
+			die("%s: larger than %u bytes", path, RR_MAX_FILE);
 		if (n == cap) {
-			if (cap >= RR_MAX_FILE)
-				die("%s: larger than %u bytes", path,
-				    RR_MAX_FILE);
-			cap *= 2;
+			cap = cap < RR_MAX_FILE / 2 ? 2 * cap : RR_MAX_FILE;
 			buf = xrealloc(buf, cap, 1);
+			huge_pages(buf, cap);
 		}
 	}
 	if (ferror(fp))
@@ -917,36 +1248,84 @@ static char *read_file(const char *path, size_t *len)
 	return buf;
 }
 
-static void load_report(const char *path)
+/* One finding's tree at a time; the first error is kept for later. */
+struct loading {
+	struct proc *p;
+	bool failed;
+	char msg[sizeof(field_msg)];
+};
+
+static __thread struct arena scratch;
+
+static void stream_finding(void *arg, const struct jv *o, size_t i)
+{
+	struct loading *l = arg;
+	struct proc *p = l->p;
+	struct ctx c = { .path = p->path, .arena = &p->arena };
+	size_t mark;
+	jmp_buf jb;
+
+	if (l->failed)
+		return;
+	if (p->nf == p->cap_f) {
+		p->cap_f = p->cap_f ? 2 * p->cap_f : 64;
+		p->f = xrealloc(p->f, p->cap_f, sizeof(*p->f));
+	}
+	memset(&p->f[p->nf], 0, sizeof(p->f[p->nf]));
+	ctx_push(&c, &mark, "findings", (long)i);
+	if (setjmp(jb)) {
+		field_catch = NULL;
+		l->failed = true;
+		memcpy(l->msg, field_msg, sizeof(l->msg));
+		return;
+	}
+	field_catch = &jb;
+	load_finding(&c, o, &p->f[p->nf]);
+	field_catch = NULL;
+	p->nf++;
+}
+
+/* The report in buf[0..len), which it keeps, as process *p. */
+static void load_into(struct proc *p, const char *path, char *buf,
+		      size_t len)
 {
 	struct ctx c = { .path = path };
-	const struct jv *a, *argv;
-	struct proc *p;
-	struct jv *root = xcalloc(1, sizeof(*root));
+	struct loading l = { 0 };
+	const struct jv *argv;
+	struct jparser jp = {
+		.stream_key = "findings",
+		.stream_arena = &scratch,
+		.stream_fn = stream_finding,
+		.stream_arg = &l,
+	};
+	struct jv *root;
 	char err[256];
 	const char *tool;
-	size_t len, i, mark;
-	char *buf = read_file(path, &len);
+	size_t i, mark;
+	bool ok;
 
-	if (!json_parse(buf, len, root, err, sizeof(err)))
+	memset(p, 0, sizeof(*p));
+	p->path = path;
+	p->buf = buf;
+	l.p = p;
+	c.arena = jp.arena = &p->arena;
+	root = aalloc(&p->arena, 1, sizeof(*root));
+	ok = json_parse(&jp, buf, len, root, err, sizeof(err));
+	arena_reset(&scratch);
+	if (!ok)
 		die("%s: malformed JSON at %s", path, err);
-	free(buf);
 	if (root->t != J_OBJ)
 		die("%s: not a JSON object", path);
 	tool = get_str(&c, root, "tool", true, false);
 	if (strcmp(tool, "rdmacheck"))
 		bad_field(&c, "tool", "not an rdmacheck report");
 
-	procs = xrealloc(procs, nprocs + 1, sizeof(*procs));
-	p = &procs[nprocs];
-	memset(p, 0, sizeof(*p));
-	p->path = path;
 	p->root = root;
 	p->pid = get_int(&c, root, "pid", true, false, 0, INT_MAX);
 	p->exe = get_str(&c, root, "exe", false, true);
 	argv = field(&c, root, "argv", J_ARR, false, true);
 	if (argv) {
-		p->argv = xcalloc(argv->n, sizeof(*p->argv));
+		p->argv = aalloc(&p->arena, argv->n, sizeof(*p->argv));
 		for (i = 0; i < argv->n; i++) {
 			ctx_push(&c, &mark, "argv", (long)i);
 			if (argv->v[i].t != J_STR)
@@ -968,20 +1347,132 @@ static void load_report(const char *path)
 	p->dropped = (unsigned long long)get_int(&c, root, "findings_dropped",
 						 false, true, 0, LLONG_MAX);
 	load_summary(&c, root, &p->sum);
-	a = field(&c, root, "findings", J_ARR, true, false);
-	p->f = xcalloc(a->n, sizeof(*p->f));
-	for (i = 0; i < a->n; i++) {
-		ctx_push(&c, &mark, "findings", (long)i);
-		load_finding(&c, &a->v[i], &p->f[i]);
-		ctx_pop(&c, mark);
-	}
-	p->nf = a->n;
+	/* Streamed: only its type is checked here, where it always was. */
+	field(&c, root, "findings", J_ARR, true, false);
+	if (l.failed)
+		die("%s", l.msg);
 	fix_summary(p);
-	nprocs++;
 	/* Findings point back at their process once procs stops moving. */
 }
 
+/* The next process's report, in buf[0..len). */
+static void load_report_buf(const char *path, char *buf, size_t len)
+{
+	if (nprocs == cap_procs) {
+		cap_procs = cap_procs ? 2 * cap_procs : 16;
+		procs = xrealloc(procs, cap_procs, sizeof(*procs));
+	}
+	/* Counted at once, so that free_reports() finds it after an error. */
+	load_into(&procs[nprocs++], path, buf, len);
+}
+
+static void load_report(const char *path)
+{
+	size_t len;
+	char *buf = read_file(path, &len);
+
+	load_report_buf(path, buf, len);
+}
+
+/* What a loading thread keeps for itself. */
+static void free_thread_state(void)
+{
+	arena_free(&scratch);
+	free(jstk);
+	jstk = NULL;
+	jstk_cap = 0;
+}
+
+/*
+ * Loading many reports: each thread takes the next input, loads it into
+ * its slot of procs[] and keeps die()'s message when it fails; the first
+ * input that failed is reported once all are done, as if they had been
+ * loaded one after the other.
+ */
+#define LOAD_THREADS 8
+
+struct batch {
+	char **paths;
+	size_t n, next;		/* next is taken atomically */
+	char **errs;		/* per input: why it failed, or NULL */
+};
+
+static void load_one(struct batch *b, size_t i)
+{
+	jmp_buf jb;
+	size_t len;
+	char *buf;
+
+	if (setjmp(jb)) {
+		die_catch = NULL;
+		field_catch = NULL;
+		b->errs[i] = strdup(die_msg);
+		if (!b->errs[i])
+			b->errs[i] = (char *)"out of memory";
+		return;
+	}
+	die_catch = &jb;
+	buf = read_file(b->paths[i], &len);
+	load_into(&procs[i], b->paths[i], buf, len);
+	die_catch = NULL;
+}
+
+static void *load_thread(void *arg)
+{
+	struct batch *b = arg;
+	size_t i;
+
+	while ((i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED)) < b->n)
+		load_one(b, i);
+	free_thread_state();
+	return NULL;
+}
+
+/*
+ * Regular files load in parallel, on as many threads as there are CPUs;
+ * anything else (standard input, a pipe) in order, in this thread.
+ */
+static void load_all(char **paths, size_t n)
+{
+	pthread_t tid[LOAD_THREADS];
+	struct batch b = { .paths = paths, .n = n };
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	size_t nthreads = n, started = 0, i;
+	struct stat st;
+
+	if (ncpu > 0 && nthreads > (size_t)ncpu)
+		nthreads = (size_t)ncpu;
+	if (nthreads > LOAD_THREADS)
+		nthreads = LOAD_THREADS;
+	for (i = 0; i < n && nthreads > 1; i++)
+		if (!strcmp(paths[i], "-") || stat(paths[i], &st) ||
+		    !S_ISREG(st.st_mode))
+			nthreads = 1;
+	if (nthreads <= 1) {
+		for (i = 0; i < n; i++)
+			load_report(paths[i]);
+		return;
+	}
+	procs = xcalloc(n, sizeof(*procs));
+	nprocs = cap_procs = n;
+	b.errs = xcalloc(n, sizeof(*b.errs));
+	/* This thread is one of them. */
+	while (started + 1 < nthreads &&
+	       !pthread_create(&tid[started], NULL, load_thread, &b))
+		started++;
+	load_thread(&b);
+	for (i = 0; i < started; i++)
+		pthread_join(tid[i], NULL);
+	for (i = 0; i < n; i++)
+		if (b.errs[i])
+			die("%s", b.errs[i]);
+	free(b.errs);
+}
+
 /* ---- Offline symbolization -------------------------------------------- */
+
+static struct arena names;	/* what the symbolizer found */
+
 
 static struct frame **symq;
 static size_t nsymq, capsymq;
@@ -1040,13 +1531,15 @@ static void symbolize_all(void)
 		if (!usable || rc_symbolize_file(fr->module, fr->offset, &out))
 			continue;
 		if (out.function)
-			fr->function = xstrdup(out.function);
+			fr->function = astrdup(&names, out.function);
 		if (out.function && out.file) {
-			fr->file = xstrdup(out.file);
+			fr->file = astrdup(&names, out.file);
 			fr->line = out.line;
 		}
 	}
 	free(symq);
+	symq = NULL;
+	nsymq = capsymq = 0;
 }
 
 /* ---- Suppressions ------------------------------------------------------ */
@@ -1144,47 +1637,131 @@ static bool same_finding(const struct finding *a, const struct finding *b)
 	       same_stack(&a->stack, &b->stack);
 }
 
-static void add_proc(struct finding *g, struct proc *p)
+/* The i-th distinct process of a merged finding. */
+static const struct proc *proc_at(const struct finding *f, size_t i)
 {
-	size_t i;
-
-	for (i = 0; i < g->nprocs; i++)
-		if (g->procs[i] == p)
-			return;
-	g->procs = xrealloc(g->procs, g->nprocs + 1, sizeof(*g->procs));
-	g->procs[g->nprocs++] = p;
+	return i ? f->more_procs[i - 1] : f->proc;
 }
 
-/* Quadratic, but reports hold at most 10000 findings each. */
+/* Findings come process by process: p is new unless it came last. */
+static void add_proc(struct finding *g, struct proc *p)
+{
+	if (proc_at(g, g->nprocs - 1) == p)
+		return;
+	if (g->nprocs - 1 == g->cap_procs) {
+		g->cap_procs = g->cap_procs ? 2 * g->cap_procs : 4;
+		g->more_procs = xrealloc(g->more_procs, g->cap_procs,
+					 sizeof(*g->more_procs));
+	}
+	g->more_procs[g->nprocs++ - 1] = p;
+}
+
+/* FNV-1a, over what same_finding() compares. */
+static uint64_t hash_bytes(uint64_t h, const void *p, size_t n)
+{
+	const unsigned char *b = p;
+
+	while (n--)
+		h = (h ^ *b++) * 0x100000001b3ull;
+	return h;
+}
+
+static uint64_t hash_str(uint64_t h, const char *s)
+{
+	return s ? hash_bytes(h, s, strlen(s) + 1) : h;
+}
+
+static uint64_t finding_hash(const struct finding *f)
+{
+	uint64_t h = 0xcbf29ce484222325ull;
+	size_t i;
+
+	h = hash_str(h, f->rule);
+	h = hash_str(h, f->call);
+	h = hash_bytes(h, &f->suppressed, sizeof(f->suppressed));
+	h = hash_bytes(h, &f->stack.n, sizeof(f->stack.n));
+	for (i = 0; i < f->stack.n; i++) {
+		const struct frame *fr = &f->stack.f[i];
+
+		if (fr->module) {
+			h = hash_str(h, fr->module);
+			h = hash_bytes(h, &fr->has_offset,
+				       sizeof(fr->has_offset));
+			h = hash_bytes(h, &fr->offset, sizeof(fr->offset));
+		} else {
+			h = hash_bytes(h, &fr->pc, sizeof(fr->pc));
+		}
+	}
+	return h;
+}
+
+struct head {
+	uint64_t hash;
+	struct finding *f;	/* NULL: empty slot */
+};
+
+/*
+ * Each finding joins the first earlier one identical to it, found in a
+ * hash table of the groups' first findings (open addressing, at most
+ * half full).
+ */
 static void merge_all(bool merge)
 {
-	struct finding **heads = NULL;
-	size_t nheads = 0, i, j, h;
+	struct head *tab = NULL;
+	size_t cap = 16, total = 0, i, j, h;
+	uint64_t hash;
 
 	for (i = 0; i < nprocs; i++)
+		total += procs[i].nf;
+	if (merge) {
+		while (cap < 2 * total)
+			cap *= 2;
+		tab = xcalloc(cap, sizeof(*tab));
+	}
+	for (i = 0; i < nprocs; i++)
 		for (j = 0; j < procs[i].nf; j++) {
-			struct finding *f = &procs[i].f[j];
+			struct finding *f = &procs[i].f[j], *g;
 
 			f->proc = &procs[i];
 			f->total = f->count;
 			f->nocc = 1;
-			add_proc(f, f->proc);
+			f->nprocs = 1;
 			if (!merge)
 				continue;
-			for (h = 0; h < nheads; h++)
-				if (same_finding(heads[h], f))
+			hash = finding_hash(f);
+			for (h = hash & (cap - 1); (g = tab[h].f);
+			     h = (h + 1) & (cap - 1))
+				if (tab[h].hash == hash && same_finding(g, f))
 					break;
-			if (h < nheads) {
-				f->merged_into = heads[h];
-				heads[h]->total += f->count;
-				heads[h]->nocc++;
-				add_proc(heads[h], f->proc);
+			if (!g) {
+				tab[h].hash = hash;
+				tab[h].f = f;
 				continue;
 			}
-			heads = xrealloc(heads, nheads + 1, sizeof(*heads));
-			heads[nheads++] = f;
+			f->merged_into = g;
+			g->total += f->count;
+			g->nocc++;
+			add_proc(g, f->proc);
 		}
-	free(heads);
+	free(tab);
+}
+
+/* Everything the reports hold, for a caller that loads many. */
+static void free_reports(void)
+{
+	size_t i, j;
+
+	for (i = 0; i < nprocs; i++) {
+		for (j = 0; j < procs[i].nf; j++)
+			free(procs[i].f[j].more_procs);
+		free(procs[i].f);
+		arena_free(&procs[i].arena);
+		free(procs[i].buf);
+	}
+	nprocs = 0;
+	free_thread_state();
+	arena_free(&names);
+	field_catch = NULL;
 }
 
 /* ---- Text output ------------------------------------------------------- */
@@ -1207,13 +1784,26 @@ static const char *kind_text(const char *json_kind)
 /* Strings from the reports: keep each block one line per line. */
 static void put_safe(FILE *o, const char *s)
 {
-	for (; *s; s++)
-		fputc((unsigned char)*s < 0x20 || *s == 0x7f ? '?' : *s, o);
+	size_t n;
+
+	while (*s) {
+		for (n = 0; (unsigned char)s[n] >= 0x20 && s[n] != 0x7f; n++)
+			;
+		fwrite(s, 1, n, o);
+		s += n;
+		if (*s) {
+			fputc('?', o);
+			s++;
+		}
+	}
 }
 
 static void put_frame(FILE *o, size_t i, const struct frame *fr)
 {
-	fprintf(o, "    #%zu 0x%" PRIxPTR, i, fr->pc);
+	fputs("    #", o);
+	put_u(o, i);
+	fputc(' ', o);
+	put_x(o, fr->pc);
 	if (fr->function) {
 		fputs(" in ", o);
 		put_safe(o, fr->function);
@@ -1221,12 +1811,16 @@ static void put_frame(FILE *o, size_t i, const struct frame *fr)
 	if (fr->function && fr->file) {
 		fputc(' ', o);
 		put_safe(o, fr->file);
-		if (fr->line)
-			fprintf(o, ":%u", fr->line);
+		if (fr->line) {
+			fputc(':', o);
+			put_u(o, fr->line);
+		}
 	} else if (fr->module) {
 		fputs(" (", o);
 		put_safe(o, fr->module);
-		fprintf(o, "+0x%" PRIxPTR ")", fr->offset);
+		fputc('+', o);
+		put_x(o, fr->offset);
+		fputc(')', o);
 	} else if (!fr->function) {
 		fputs(" (<unknown module>)", o);
 	}
@@ -1312,7 +1906,7 @@ static void put_pids(FILE *o, const struct finding *f)
 	size_t i;
 
 	for (i = 0; i < f->nprocs; i++)
-		fprintf(o, "%s%lld", i ? ", " : "", f->procs[i]->pid);
+		fprintf(o, "%s%lld", i ? ", " : "", proc_at(f, i)->pid);
 }
 
 static void put_finding(FILE *o, const struct finding *f, bool merged)
@@ -1475,19 +2069,24 @@ static void put_jstack(FILE *o, const struct stack *st)
 	for (i = 0; i < st->n; i++) {
 		const struct frame *fr = &st->f[i];
 
-		fprintf(o, "%s{\"pc\": \"0x%" PRIxPTR "\", \"module\": ",
-			i ? ", " : "", fr->pc);
+		fputs(i ? ", {\"pc\": \"" : "{\"pc\": \"", o);
+		put_x(o, fr->pc);
+		fputs("\", \"module\": ", o);
 		put_jstr(o, fr->module);
-		if (fr->has_offset)
-			fprintf(o, ", \"offset\": \"0x%" PRIxPTR "\"",
-				fr->offset);
-		else
+		if (fr->has_offset) {
+			fputs(", \"offset\": \"", o);
+			put_x(o, fr->offset);
+			fputc('"', o);
+		} else {
 			fputs(", \"offset\": null", o);
+		}
 		fputs(", \"function\": ", o);
 		put_jstr(o, fr->function);
 		fputs(", \"file\": ", o);
 		put_jstr(o, fr->file);
-		fprintf(o, ", \"line\": %u}", fr->line);
+		fputs(", \"line\": ", o);
+		put_u(o, fr->line);
+		fputc('}', o);
 	}
 	fputc(']', o);
 }
@@ -1524,7 +2123,7 @@ static void put_jfinding(FILE *o, const struct finding *f)
 	fprintf(o, ", \"count\": %llu, \"occurrences\": %zu, \"suppressed\": %s, \"processes\": [",
 		f->total, f->nocc, f->suppressed ? "true" : "false");
 	for (i = 0; i < f->nprocs; i++)
-		fprintf(o, "%s%lld", i ? ", " : "", f->procs[i]->pid);
+		fprintf(o, "%s%lld", i ? ", " : "", proc_at(f, i)->pid);
 	fputs("],\n      \"stack\": ", o);
 	put_jstack(o, &f->stack);
 	fputs(",\n      \"objects\": [", o);
@@ -1608,11 +2207,14 @@ static void output_json(FILE *o)
 /* ---- Arguments --------------------------------------------------------- */
 
 static char **inputs;
-static size_t ninputs;
+static size_t ninputs, cap_inputs;
 
 static void add_input(char *path)
 {
-	inputs = xrealloc(inputs, ninputs + 1, sizeof(*inputs));
+	if (ninputs == cap_inputs) {
+		cap_inputs = cap_inputs ? 2 * cap_inputs : 16;
+		inputs = xrealloc(inputs, cap_inputs, sizeof(*inputs));
+	}
 	inputs[ninputs++] = path;
 }
 
@@ -1682,7 +2284,6 @@ int main(int argc, char **argv)
 	struct summary t;
 	struct stat st;
 	FILE *o = stdout;
-	size_t i;
 	int c;
 
 	while ((c = getopt_long(argc, argv, "mjs:o:hV", longopts, NULL)) != -1) {
@@ -1728,8 +2329,7 @@ int main(int argc, char **argv)
 		else
 			add_input(argv[optind]);
 	}
-	for (i = 0; i < ninputs; i++)
-		load_report(inputs[i]);
+	load_all(inputs, ninputs);
 
 	/* Suppressions match function and file names too. */
 	if (!summary_only || rc_suppress_count())
@@ -1748,5 +2348,6 @@ int main(int argc, char **argv)
 		    strerror(errno));
 
 	total_summary(&t);
+	free_reports();
 	return t.errors || t.leaks ? 1 : 0;
 }

@@ -19,7 +19,7 @@
 #   RDMACHECK_KERNEL_ACCEL    auto (default) | kvm | tcg
 #   RDMACHECK_KERNEL_TESTS    only the tests whose names match this
 #                             extended regex (see run-tests.sh list)
-#   RDMACHECK_KERNEL_TIMEOUT  seconds for the whole guest (default 1500)
+#   RDMACHECK_KERNEL_TIMEOUT  seconds for the whole guest (default 1800)
 #   RDMACHECK_KERNEL_TEST_TIMEOUT  seconds per test (default 150)
 #   RDMACHECK_KERNEL_NOINSTALL=1  do not apt-get install anything
 #   RDMACHECK_KERNEL_QEMU_CPU  the TCG guest's -cpu (default max)
@@ -31,7 +31,7 @@ here=$build/tests/kernel
 cache=$here/cache
 kdir=$here/kernel
 results=$here/results
-guest_timeout=${RDMACHECK_KERNEL_TIMEOUT:-1500}
+guest_timeout=${RDMACHECK_KERNEL_TIMEOUT:-1800}
 
 say() { echo "check-kernel: $*"; }
 die() { echo "check-kernel: FAIL: $*" >&2; exit 1; }

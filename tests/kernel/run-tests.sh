@@ -36,7 +36,7 @@ tab=$(printf '\t')
 programs="cmtime-100 cmtime-1000 ucmatose ucmatose-c4 ucmatose-m
 ucmatose-C0 ucmatose-C0-c4 ucmatose-C0-m rping rping-q rdma_server
 rdma_xserver udaddy udaddy-c3 mckey mckey-l mckey-o rstream riostream
-rcopy rspreload"
+rcopy rspreload pp-rc pp-rc-e pp-uc pp-uc-e pp-ud pp-ud-e pp-srq pp-srq-e"
 
 list()
 {
@@ -63,8 +63,8 @@ fact()
 # --- program pairs -----------------------------------------------------
 # def_prog NAME: the pair's definition (from tests/programs/*.sh):
 #   P_SERVER, P_CLIENT   command lines (word-split)
-#   P_READY              "listen PS PORT" | "mcast GROUP": when the server
-#                        is ready for the client
+#   P_READY              "listen PS PORT" | "mcast GROUP" | "tcp PORT":
+#                        when the server is ready for the client
 #   P_PRELOAD            preloaded into both programs (after the shim)
 #   P_KILL=1             the server never exits: killed after the client
 #   P_ONCE=1             too long to run twice: only under the shim
@@ -202,6 +202,18 @@ def_prog()
 		P_SERVER_EXPECT='^server: echoed 100000 bytes$'
 		P_CLIENT_EXPECT='^client: 100 x 1000 bytes echoed$'
 		;;
+	pp-*)
+		# ibverbs-utils, QP numbers over TCP; rxe has no XRC, so no
+		# ibv_xsrq_pingpong (tests/programs/pingpong.sh runs it)
+		o=${1#pp-}
+		case $o in *-e) o="${o%-e} -e" ;; esac
+		P_READY="tcp 18516"
+		P_SERVER="ibv_${o% -e}_pingpong -g $(gid_index) -p 18516"
+		case $o in *-e) P_SERVER="$P_SERVER -e" ;; esac
+		P_CLIENT="$P_SERVER $A"
+		P_SERVER_EXPECT='^[0-9]+ iters in [0-9.]+ seconds'
+		P_CLIENT_EXPECT=$P_SERVER_EXPECT
+		;;
 	rcopy)
 		P_READY="listen tcp 7427" P_KILL=1
 		P_SERVER="rcopy"
@@ -214,6 +226,34 @@ def_prog()
 		;;
 	esac
 	return 0
+}
+
+# gid_index: the GID table index of $A (RoCE v2) on the real device, 0 on
+# the loopback (one GID).  A RoCE QP needs a GRH: pingpong's -g.
+gid_index()
+{
+	[ "$backend" = real ] || { echo 0; return; }
+	_want=$(echo "$A" | awk -F. '{ printf \
+		"0000:0000:0000:0000:0000:ffff:%02x%02x:%02x%02x", \
+		$1, $2, $3, $4 }')
+	for _g in /sys/class/infiniband/*/ports/1/gids/*; do
+		_n=${_g##*/}
+		[ "$(cat "$_g" 2>/dev/null)" = "$_want" ] || continue
+		_t=${_g%/gids/*}/gid_attrs/types/$_n
+		[ "$(cat "$_t" 2>/dev/null)" = "RoCE v2" ] || continue
+		echo "$_n"
+		return
+	done
+	echo 0
+}
+
+# tcp_listening PORT: a TCP socket listens on PORT.
+tcp_listening()
+{
+	_hex=$(printf ':%04X' "$1")
+	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null | awk -v p="$_hex" \
+		'$4 == "0A" && substr($2, length($2) - 4) == p { f = 1 }
+		 END { exit !f }'
 }
 
 # backend_env NS: the environment words (for env(1)) of the backend.
@@ -246,6 +286,9 @@ ready()
 			real_listening "$4" "$5"
 		fi
 		;;
+	tcp)
+		tcp_listening "$4"
+		;;
 	mcast)
 		if [ "$backend" = loopback ]; then
 			# the verbs layer's membership files (doc/loopback.md)
@@ -265,6 +308,8 @@ ready()
 idle()
 {
 	set -- $P_READY
+	# TCP ports are the host's on both sides
+	[ "$1" = tcp ] && { ! tcp_listening "$2"; return; }
 	[ "$backend" = real ] || return 0
 	case $1 in
 	listen) ! real_listening "$2" "$3" ;;

@@ -33,26 +33,10 @@
 #include <sys/wait.h>
 #include <rdma/rdma_cma.h>
 
+#include "../lib/tcheck.h"
+
 #define NCHILD		300
 #define DEADLINE_S	20
-
-static int failures;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: FAIL: %s (errno %d)\n",		\
-			__FILE__, __LINE__, #cond, errno);		\
-		failures++;						\
-	}								\
-} while (0)
-
-#define REQUIRE(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: FATAL: %s (errno %d)\n",	\
-			__FILE__, __LINE__, #cond, errno);		\
-		exit(1);						\
-	}								\
-} while (0)
 
 static volatile int stop;
 

@@ -27,6 +27,8 @@
 #include <arpa/inet.h>
 #include <rdma/rdma_cma.h>
 
+#include "../lib/tcheck.h"
+
 /* rdma-core 60+; the 44.0 headers lack them. */
 #define EV_ADDRINFO_RESOLVED	16
 #define EV_USER			18
@@ -39,24 +41,6 @@ int rdma_resolve_addrinfo(struct rdma_cm_id *id, const char *node,
 int rdma_query_addrinfo(struct rdma_cm_id *id, struct rdma_addrinfo **info);
 int rdma_write_cm_event(struct rdma_cm_id *id, enum rdma_cm_event_type event,
 			int status, uint64_t arg);
-
-static int failures;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: FAIL: %s (errno %d)\n",		\
-			__FILE__, __LINE__, #cond, errno);		\
-		failures++;						\
-	}								\
-} while (0)
-
-#define REQUIRE(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: FATAL: %s (errno %d)\n",	\
-			__FILE__, __LINE__, #cond, errno);		\
-		exit(1);						\
-	}								\
-} while (0)
 
 /* Calls that reach these through the PLT (the library's and ours). */
 static int n_getaddrinfo, n_freeaddrinfo;

@@ -9,6 +9,9 @@
  * A waiter thread blocks on an empty channel (or async fd); the main
  * thread signals it every millisecond until it returns, at most 2 s: a
  * signal that lands before the thread is inside read() is simply lost.
+ * With SA_RESTART the kernel restarts that read(), so the same signals
+ * must leave it blocked until an event arrives (a completion flushed on
+ * the channel's CQ, a QP on an SRQ going to ERR).
  */
 #include <errno.h>
 #include <pthread.h>
@@ -21,6 +24,7 @@
 
 static struct ibv_context *ctx;
 static struct ibv_comp_channel *ch;
+static struct ibv_qp *qp, *srq_qp;
 static int use_async;
 static int ret, err, done;
 
@@ -41,6 +45,10 @@ static void *waiter(void *arg)
 	else
 		ret = ibv_get_cq_event(ch, &cq, &cq_ctx);
 	err = errno;
+	if (!ret && use_async)
+		ibv_ack_async_event(&ev);
+	else if (!ret)
+		ibv_ack_cq_events(cq, 1);
 	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -76,10 +84,86 @@ static int run(const char *what)
 	return 0;
 }
 
+/* Flush a receive through the channel's CQ, or an SRQ QP to ERR. */
+static void wake(void)
+{
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct ibv_recv_wr wr = { .wr_id = 1 }, *bad;
+
+	if (use_async)
+		ibv_modify_qp(srq_qp, &qa, IBV_QP_STATE);
+	else
+		ibv_post_recv(qp, &wr, &bad);
+}
+
+/* With SA_RESTART: still blocked after 200 signals, then the event. */
+static int run_restart(const char *what)
+{
+	struct timespec ms = { 0, 1000000 };
+	pthread_t t;
+	int i;
+
+	__atomic_store_n(&done, 0, __ATOMIC_RELEASE);
+	if (pthread_create(&t, NULL, waiter, NULL)) {
+		fprintf(stderr, "eintr_test: pthread_create failed\n");
+		return 1;
+	}
+	for (i = 0; i < 200; i++) {
+		pthread_kill(t, SIGUSR1);
+		nanosleep(&ms, NULL);
+	}
+	if (__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
+		pthread_join(t, NULL);
+		fprintf(stderr, "eintr_test: %s: returned %d (%s) under "
+			"SA_RESTART signals\n", what, ret, strerror(err));
+		return 1;
+	}
+	wake();
+	for (i = 0; i < 2000 && !__atomic_load_n(&done, __ATOMIC_ACQUIRE);
+	     i++)
+		nanosleep(&ms, NULL);
+	if (!__atomic_load_n(&done, __ATOMIC_ACQUIRE)) {
+		fprintf(stderr, "eintr_test: %s: no event\n", what);
+		return 1;
+	}
+	pthread_join(t, NULL);
+	if (ret != 0) {
+		fprintf(stderr, "eintr_test: %s: returned %d (%s)\n", what,
+			ret, strerror(err));
+		return 1;
+	}
+	printf("eintr_test: %s: restarted under SA_RESTART: PASS\n", what);
+	return 0;
+}
+
+static struct ibv_qp *err_qp(struct ibv_pd *pd, struct ibv_cq *cq,
+			     struct ibv_srq *srq)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct ibv_qp *q;
+
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = ia.recv_cq = cq;
+	ia.srq = srq;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 1;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	ia.qp_type = IBV_QPT_RC;
+	q = ibv_create_qp(pd, &ia);
+	if (q && !srq && ibv_modify_qp(q, &qa, IBV_QP_STATE)) {
+		ibv_destroy_qp(q);
+		q = NULL;
+	}
+	return q;
+}
+
 int main(void)
 {
 	struct sigaction sa;
+	struct ibv_srq_init_attr sia = { .attr = { .max_wr = 1, .max_sge = 1 } };
 	struct ibv_device **list;
+	struct ibv_srq *srq;
+	struct ibv_pd *pd;
 	struct ibv_cq *cq;
 	int n, fail = 0;
 
@@ -103,6 +187,24 @@ int main(void)
 	fail |= run("ibv_get_cq_event");
 	use_async = 1;
 	fail |= run("ibv_get_async_event");
+
+	pd = ibv_alloc_pd(ctx);
+	srq = pd ? ibv_create_srq(pd, &sia) : NULL;
+	qp = srq ? err_qp(pd, cq, NULL) : NULL;
+	srq_qp = qp ? err_qp(pd, cq, srq) : NULL;
+	if (!srq_qp || ibv_req_notify_cq(cq, 0)) {
+		fprintf(stderr, "eintr_test: no QPs\n");
+		return 1;
+	}
+	sa.sa_flags = SA_RESTART;
+	sigaction(SIGUSR1, &sa, NULL);
+	use_async = 0;
+	fail |= run_restart("ibv_get_cq_event");
+	use_async = 1;
+	fail |= run_restart("ibv_get_async_event");
+	if (!fail && (ibv_destroy_qp(srq_qp) || ibv_destroy_qp(qp) ||
+		      ibv_destroy_srq(srq) || ibv_dealloc_pd(pd)))
+		fail = 1;
 	if (!fail && (ibv_destroy_cq(cq) || ibv_destroy_comp_channel(ch) ||
 		      ibv_close_device(ctx))) {
 		fprintf(stderr, "eintr_test: teardown failed\n");

@@ -35,24 +35,9 @@
 #include <sys/wait.h>
 #include <rdma/rdma_cma.h>
 
-static int failures;
+#include "../lib/tcheck.h"
+
 static const char *self;
-
-#define CHECK(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: FAIL: %s (errno %d)\n",		\
-			__FILE__, __LINE__, #cond, errno);		\
-		failures++;						\
-	}								\
-} while (0)
-
-#define REQUIRE(cond) do {						\
-	if (!(cond)) {							\
-		fprintf(stderr, "%s:%d: FATAL: %s (errno %d)\n",	\
-			__FILE__, __LINE__, #cond, errno);		\
-		exit(1);						\
-	}								\
-} while (0)
 
 static struct sockaddr_in addr(const char *ip, int port)
 {

@@ -136,6 +136,23 @@ run "$tool" gone.json
 	pass "missing module: module+offset kept" ||
 	fail "missing module: exit $rc: $(show)"
 
+# DWARF 5 names the compilation directory as directory 0; a file in it
+# is there once, also when the directory is relative (-ffile-prefix-map).
+# tests/fuzz/symbolize/dwarf5: built in tests/fuzz, mapped to tests/fuzz.
+elf=$top_srcdir/tests/fuzz/symbolize/dwarf5
+cat >dwarf5.json <<EOF
+{"tool": "rdmacheck", "pid": 7, "status": "crashed", "findings": [
+ {"rule": "leak-id", "severity": "leak", "call": null, "count": 1,
+  "message": "cm id 0x1 leaked", "stack": [{"pc": "0x40012a",
+  "module": "$elf", "offset": "0x40012a", "function": null, "file": null,
+  "line": 0}]}],
+ "summary": {"errors": 0, "warnings": 0, "leaks": 1, "suppressed": 0}}
+EOF
+run "$tool" dwarf5.json
+echo "$out" | grep -qx '    #0 0x40012a in _start tests/fuzz/elf_seed.c:21' &&
+	pass "DWARF 5, relative compilation directory: named once" ||
+	fail "DWARF 5 file path: $(show)"
+
 # --- Merge: the two runs of leaks collapse; leaks are summed.
 run "$tool" "$leaks1" "$leaks2"
 n_unmerged=$(count '\[leak-qp\]$' "$out")
@@ -274,6 +291,13 @@ sed 's/"count": 1,/"count": "1",/' "$dd" >type2.json
 expect2 "count as a string" \
 	'type2.json: findings\[0\].count: expected a number' \
 	type2.json
+# A bad finding's message is whole, however long the file's name.
+long=$(printf '%0200d' 0)/$(printf '%0200d' 1)/$(printf '%0200d' 2)
+mkdir -p "$long"
+cp type2.json "$long/type2.json"
+expect2 "count as a string, a long path" \
+	"$long/type2.json: findings\\[0\\].count: expected a number" \
+	"$long/type2.json"
 sed 's/"offset": "0x[0-9a-f]*"/"offset": 42/' "$dd" >type3.json
 expect2 "offset as a number" \
 	'type3.json: findings\[0\].stack\[0\].offset: expected a string' \

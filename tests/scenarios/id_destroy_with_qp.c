@@ -7,7 +7,7 @@
  *              PD and CQ, the id goes first, then ibv_destroy_qp and the
  *              CQ: nothing leaks (a warning)
  *   qp-leak    the same, but the QP is never destroyed: the warning at the
- *              call, and leak-qp at exit
+ *              call, and leak-qp at exit (with leak-cq and leak-pd)
  */
 #include <string.h>
 #include "scn.h"

@@ -7,6 +7,8 @@
 #   expect_rule      rule id that must be reported (empty: no finding at all)
 #   expect_call      the intercepted function of that finding ("" for leaks)
 #   expect_function  function of the scenario that frame #0 must name
+#   expect_kind      an object of this kind ("cq", "pd", ...) the finding
+#                    must name
 #   expect_severity  severity of that finding (default: the rule's own)
 #   expect_root      a function the stack must lead back to (default main;
 #                    start_thread for a finding in another thread)
@@ -32,7 +34,7 @@
 set -u
 spec=$1
 program= mode=bad expect_rule= expect_call= expect_function= expect_exit=
-expect_severity= expect_also= expect_output= wrapper= launcher=
+expect_severity= expect_also= expect_output= wrapper= launcher= expect_kind=
 compare_plain=
 expect_root=main
 options= timeout=30 backend=loopback expect_status=exited
@@ -112,6 +114,12 @@ compare_one() {
 }
 
 check_one() {
+	# 77: the program found the device cannot do what the scenario needs
+	if [ "$status" = 77 ] && [ "$expect_exit" != 77 ]; then
+		echo "SKIP: $(basename "$spec")${build:+ [$build]}:" \
+		     "$(tail -n 1 "$work/out")"
+		exit 77
+	fi
 	[ "$status" = "$expect_exit" ] ||
 		fail "exit status $status, expected $expect_exit"
 	old_ifs=$IFS
@@ -139,16 +147,17 @@ check_one() {
 	# to main (or expect_root).
 	"$JQ" -e --arg r "$expect_rule" --arg c "$expect_call" \
 		--arg f "$expect_function" --arg s "$expect_severity" \
-		--arg root "$expect_root" '
+		--arg root "$expect_root" --arg k "$expect_kind" '
 		[.findings[] | select(.rule == $r)
 		 | select(($c == "" and .call == null) or .call == $c)
 		 | select($s == "" or .severity == $s)
+		 | select($k == "" or ([.objects[].kind] | index($k) != null))
 		 | select(.stack[0:3] | map(.function) | index($f) != null)
 		 | select([.stack[].function] | index($root) != null)
 		 | select(.suppressed == false)]
 		| length >= 1' "$json" > /dev/null ||
 		fail "no ${expect_severity:+$expect_severity }$expect_rule finding" \
-		     "from $expect_call in $expect_function"
+		     "from $expect_call in $expect_function${expect_kind:+ naming a $expect_kind}"
 	for r in $expect_also; do
 		"$JQ" -e --arg r "$r" '[.findings[] | select(.rule == $r)
 			| select(.suppressed == false)] | length >= 1' "$json" \

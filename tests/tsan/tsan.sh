@@ -3,8 +3,8 @@
 # build of src/tsan, with configure --enable-tsan): the stress test (2 to
 # 16 threads churning events and ids with injected bugs), the threads and
 # waiting scenarios (cancelled waiters, the watchdog reporting a blocked
-# destroy, snapshots) and three rsocket scenarios must run with no
-# ThreadSanitizer report.
+# destroy, snapshots), the verbs event counts from several threads and
+# three rsocket scenarios must run with no ThreadSanitizer report.
 shim=${top_builddir:-.}/src/tsan/.libs/librdmacheck.so
 rt=${RDMACHECK_TSAN_RUNTIME:-}
 if [ -z "$rt" ]; then
@@ -26,7 +26,7 @@ run() {
 	name=$1
 	want=$2
 	shift 2
-	env LD_LIBRARY_PATH="$RDMACHECK_LOOPBACK_DIR" \
+	env LD_LIBRARY_PATH="${lo:-$RDMACHECK_LOOPBACK_DIR}" \
 		LD_PRELOAD="$rt $shim" RDMACHECK_LOOPBACK_NS="rctsan-$$-$name" \
 		RDMACHECK_OPTIONS="json=$tmp/$name.json$log:$opts" \
 		SCN_DIR="$bin" "$@" >"$tmp/$name.out" 2>&1
@@ -49,6 +49,22 @@ log= opts=watchdog_ms=100
 run blocked-call 0 "$bin/waiting" blocked-call
 log=":log_path=$tmp/log" opts=snapshot_signal=12
 run snapshot 0 "$bin/snapshot" bad
+# libibverbs: CQ events counted without a lock, from four threads while
+# CQs come and go; an event acked by another thread than the destroyer's.
+opts=
+run verbs-cq-events 0 "$bin/verbs" cq-events-threads:clean
+run verbs-other-thread 0 "$bin/verbs" \
+	cq-destroy-with-unacked-events-other-thread
+# The runtime's close() interceptor sits between the libraries and ours:
+# their closes of the channels they destroy are still theirs, also when a
+# -Bsymbolic-functions librdmacm destroys private channels unseen.
+if [ -n "${RDMACHECK_LOOPBACK_SYMBOLIC_DIR:-}" ]; then
+	lo=$RDMACHECK_LOOPBACK_SYMBOLIC_DIR
+	run symbolic-sync-endpoint 0 "$bin/sync_endpoint" clean
+	run symbolic-tier2 0 "$bin/tier2" clean
+	run symbolic-verbs 0 "$bin/verbs" clean
+	lo=
+fi
 # rsockets: the socket table is read by every r* call and written by
 # rsocket, raccept and rclose, while librdmacm's listen and connect
 # threads make their own calls through the shim.

@@ -2,7 +2,8 @@
  * test_registry.c - unit tests for the registry (src/registry.c) and the
  * event ledger's scans (src/ledger.c): records in and out, generations,
  * destroy and quarantine eviction, growth, backward-shift deletion,
- * concurrent use, and who-holds-what questions the rules ask.
+ * concurrent use, and who-holds-what questions the rules ask; the
+ * lock-free completion event counts per CQ (src/cqcount.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -367,6 +368,87 @@ START_TEST(ledger_refuses_certain_hang)
 }
 END_TEST
 
+/* ---- cqcount.c: completion events per CQ, without a lock ------------ */
+
+START_TEST(cq_counts_grow_and_reuse)
+{
+	struct rc_cq_state st;
+	struct rc_cqcount *p;
+	int before;
+	uintptr_t i;
+
+	/* Far more addresses than the first table holds. */
+	for (i = 0; i < 5000; i++)
+		rc_cq_count_add(handle(30, i), 1);
+	for (i = 0; i < 5000; i++) {
+		p = rc_cq_count(handle(30, i));
+		ck_assert_ptr_nonnull(p);
+		/* The first fetch at a new call site wants the stack. */
+		ck_assert(rc_cq_fetched(p, 7, 1, 0x1000, true));
+		ck_assert(!rc_cq_fetched(p, 8, 1, 0x1000, true));
+	}
+	ck_assert(rc_cq_count_get(handle(30, 4999), 1, &st));
+	ck_assert_int_eq(st.unacked, 2);
+	ck_assert_int_eq(st.hold.tid, 7);
+	ck_assert_int_eq(st.hold.multi, 1);
+	ck_assert(!rc_cq_count_get(handle(30, 4999), 2, &st));
+	/* Gone: no cell; back at the same address: no events yet. */
+	rc_cq_count_del(handle(30, 17), 1);
+	ck_assert_ptr_null(rc_cq_count(handle(30, 17)));
+	rc_cq_count_add(handle(30, 17), 2);
+	ck_assert(rc_cq_count_get(handle(30, 17), 2, &st));
+	ck_assert_int_eq(st.unacked, 0);
+	/* A stale generation does not kill the new life. */
+	rc_cq_count_del(handle(30, 17), 1);
+	ck_assert_ptr_nonnull(rc_cq_count(handle(30, 17)));
+	/* Over-acks: clamped (protect=1), or counted below zero. */
+	p = rc_cq_count(handle(30, 17));
+	rc_cq_fetched(p, 7, 1, 0x1000, true);
+	ck_assert_int_eq(rc_cq_acked(p, 3, true, &before), 1);
+	ck_assert_int_eq(before, 1);
+	ck_assert_int_eq(rc_cq_acked(p, 2, true, &before), 0);
+	ck_assert_int_eq(rc_cq_acked(p, 2, false, &before), 2);
+	ck_assert(rc_cq_count_get(handle(30, 17), 2, &st));
+	ck_assert_int_eq(st.unacked, -2);
+}
+END_TEST
+
+static void *cq_hammer(void *arg)
+{
+	struct rc_cqcount *p = rc_cq_count(handle(31, 0));
+	uintptr_t base = (uintptr_t)arg;
+	int before, i;
+
+	for (i = 0; i < 20000; i++) {
+		rc_cq_fetched(p, (pid_t)base, 1, 0x2000, true);
+		ck_assert_int_eq(rc_cq_acked(p, 1, false, &before), 1);
+		/* New addresses while the others read: the table grows. */
+		if (i % 10 == 0)
+			rc_cq_count_add(handle(40 + base, (uintptr_t)i), 1);
+		ck_assert_ptr_nonnull(rc_cq_count(handle(31, 0)));
+	}
+	return NULL;
+}
+
+START_TEST(cq_counts_threads)
+{
+	struct rc_cq_state st;
+	pthread_t t[4];
+	uintptr_t i;
+
+	rc_cq_count_add(handle(31, 0), 1);
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, cq_hammer,
+						(void *)i), 0);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	ck_assert(rc_cq_count_get(handle(31, 0), 1, &st));
+	ck_assert_int_eq(st.unacked, 0);
+	for (i = 0; i < 4; i++)
+		ck_assert_ptr_nonnull(rc_cq_count(handle(40 + i, 19990)));
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("registry");
@@ -386,6 +468,8 @@ int main(void)
 	tcase_add_test(tc, threads);
 	tcase_add_test(tc, ledger_scans);
 	tcase_add_test(tc, ledger_refuses_certain_hang);
+	tcase_add_test(tc, cq_counts_grow_and_reuse);
+	tcase_add_test(tc, cq_counts_threads);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

@@ -195,6 +195,7 @@ struct cm_sock {
 	struct cm_list link;	/* listener's pending list, or graveyard */
 	struct cm_list all;	/* cm.socks while its fd is open */
 	struct cm_msg req;	/* the REQ, for a pending request */
+	int queued;		/* its CONNECT_REQUEST is queued */
 };
 
 /* Internal event kinds that need work inside rdma_get_cm_event. */
@@ -252,6 +253,7 @@ struct cm_id {
 	struct cm_sock *port;		/* bound/listening socket, becomes
 					 * the connection on the active side */
 	struct cm_sock *conn;		/* connection (passive child) */
+	struct cm_sock *resv[3];	/* more names of the bound port */
 	struct cm_list pending;		/* listener: requests not fetched */
 	struct cm_list mcs;		/* joined groups (struct cm_mc) */
 	int own_send_cq, own_recv_cq;	/* CQs the library made */
@@ -262,6 +264,8 @@ struct cm_id {
 	uint8_t initiator_depth;
 	uint8_t responder_resources;
 	uint8_t retry, rnr_retry;
+	int afonly;			/* -1: not set (RDMA_OPTION_ID_AFONLY) */
+	int ack_timeout;		/* -1: not set (..._ACK_TIMEOUT) */
 	void *connect;			/* ai_connect copy (endpoints) */
 	size_t connect_len;
 	struct ibv_qp_init_attr *qp_init_attr;	/* passive endpoint */
@@ -312,8 +316,14 @@ void cm_set_gid(union ibv_gid *gid, const struct sockaddr *sa);
 uint16_t cm_addr_port(const struct sockaddr *sa);
 void cm_addr_set_port(struct sockaddr *sa, uint16_t port);
 int cm_bind_port(struct cm_id *p, const struct sockaddr *addr);
+/* The names a bound port holds (id.c, cm_bind_names). */
+enum cm_pname { CM_PN_V4, CM_PN_V6, CM_PN_X1, CM_PN_X2, CM_PN_NUM };
 int cm_sockname(char *buf, size_t len, enum rdma_port_space ps,
-		uint16_t port);
+		uint16_t port, int kind);
+int cm_listen_takes(struct cm_id *l, const struct sockaddr *dst);
+int cm_port_listened(enum rdma_port_space ps, uint16_t port, int kind);
+struct ibv_sa_path_rec *cm_path_new(const union ibv_gid *sgid,
+				    const union ibv_gid *dgid);
 int cm_alloc_id(struct rdma_event_channel *channel, struct cm_id **out,
 		void *context, enum rdma_port_space ps,
 		enum ibv_qp_type qp_type);

@@ -106,6 +106,7 @@ void cm_sock_close(struct cm_sock *s)
 void cm_close_id_socks(struct cm_id *p)
 {
 	struct cm_list *l;
+	int i;
 
 	while (!cm_list_empty(&p->pending)) {
 		struct cm_sock *s;
@@ -121,6 +122,10 @@ void cm_close_id_socks(struct cm_id *p)
 	}
 	cm_sock_close(p->port);
 	p->port = NULL;
+	for (i = 0; i < 3; i++) {
+		cm_sock_close(p->resv[i]);
+		p->resv[i] = NULL;
+	}
 	cm_sock_close(p->conn);
 	p->conn = NULL;
 }
@@ -283,6 +288,11 @@ static void cm_handle_hup(struct cm_sock *s)
 	struct cm_id *p = s->id;
 	struct cm_event *e;
 
+	if (!p && s->listener && !s->queued) {
+		/* gone before it asked anything (a probe): forget it */
+		cm_sock_close(s);
+		return;
+	}
 	epoll_ctl(cm.epfd, EPOLL_CTL_DEL, s->fd, NULL);
 	s->in_epoll = 0;
 	/* keep the memory until its owner closes it; mark the loss */
@@ -412,12 +422,23 @@ static void cm_handle_msg(struct cm_sock *s, struct cm_msg *m)
 			}
 			return;
 		}
+		if (!cm_listen_takes(l, (struct sockaddr *)&m->dst)) {
+			/* the service ID's listener has no id for it */
+			struct cm_msg rej;
+
+			memset(&rej, 0, sizeof(rej));
+			rej.type = CM_MSG_REJ;
+			rej.reason = CM_REJ_CONSUMER;
+			cm_send_msg(s, &rej);
+			return;
+		}
 		s->req = *m;
 		e = cm_event_new(l, RDMA_CM_EVENT_CONNECT_REQUEST, 0);
 		if (!e)
 			return;
 		e->kind = CM_EVK_CONN_REQ;
 		e->req = s;
+		s->queued = 1;
 		cm_queue_event(l, e);
 		return;
 	}
@@ -435,6 +456,9 @@ static void cm_handle_msg(struct cm_sock *s, struct cm_msg *m)
 		p->remote_qpn = m->qpn;
 		p->remote_psn = m->psn;
 		p->remote_known = 1;
+		/* the CM's values from now on: the peer's, turned round */
+		p->responder_resources = m->init_depth;
+		p->initiator_depth = m->resp_res;
 		p->remote_ece.vendor_id = m->ece_vendor;
 		p->remote_ece.options = m->ece_options;
 		e = cm_event_new(p, RDMA_CM_EVENT_CONNECT_RESPONSE, 0);
@@ -734,7 +758,8 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	const void *pdata = NULL;
 	struct cm_event *e;
 	struct cm_msg m;
-	int len = 0, n, fd;
+	int len = 0, n, fd, kind, other;
+	uint16_t port;
 
 	if (cm_inherited(id->channel))
 		return -1;
@@ -776,10 +801,13 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 	memcpy(&m.dst, &id->route.addr.dst_addr,
 	       cm_addr_len(&id->route.addr.dst_addr));
 
+	kind = id->route.addr.dst_addr.sa_family == AF_INET6 ? CM_PN_V6 :
+	       CM_PN_V4;
+	port = cm_addr_port(&id->route.addr.dst_addr);
 	memset(&sun, 0, sizeof(sun));
 	sun.sun_family = AF_UNIX;
 	n = cm_sockname(sun.sun_path + 1, sizeof(sun.sun_path) - 1, id->ps,
-			cm_addr_port(&id->route.addr.dst_addr));
+			port, kind);
 	fd = p->port->fd;
 	/* outside cm.lock: an in-process listener must be able to accept */
 	if (connect(fd, (struct sockaddr *)&sun,
@@ -788,14 +816,21 @@ int rdma_connect(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		/*
 		 * Nobody listens: the IB CM answers "invalid service ID"; a
 		 * SIDR REQ gets a SIDR REP "unsupported", i.e. UNREACHABLE.
+		 * A listener of the other family only (the IB CM's listener
+		 * is per port) has no id for it: rejected by the consumer.
 		 */
+		other = kind == CM_PN_V4 &&
+			id->route.addr.dst_addr.sa_family != AF_INET ? 0 :
+			cm_port_listened(id->ps, port, kind ^ 1);
 		pthread_mutex_lock(&cm.lock);
 		p->state = CM_REJECTED;
 		if (cm_is_ud(id))
 			e = cm_event_new(p, RDMA_CM_EVENT_UNREACHABLE,
+					 other ? CM_SIDR_REJECT :
 					 CM_SIDR_UNSUPPORTED);
 		else
 			e = cm_event_new(p, RDMA_CM_EVENT_REJECTED,
+					 other ? CM_REJ_CONSUMER :
 					 CM_REJ_INVALID_SID);
 		if (e) {
 			memset(&m, 0, sizeof(m));
@@ -913,6 +948,7 @@ int cm_process_conn_req(struct cm_event *e)
 {
 	struct cm_id *l = e->owner, *c;
 	struct cm_sock *s = e->req;
+	struct rdma_ib_addr *ib;
 	struct rdma_cm_id *id;
 	int max;
 
@@ -931,8 +967,15 @@ int cm_process_conn_req(struct cm_event *e)
 	if (!cm_addr_len(&id->route.addr.src_addr))
 		memcpy(&id->route.addr.src_addr, &l->id.route.addr.src_addr,
 		       sizeof(id->route.addr.src_addr));
-	id->route.addr.addr.ibaddr = l->id.route.addr.addr.ibaddr;
-	id->route.addr.addr.ibaddr.pkey = htobe16(0xffff);
+	/* the GIDs of both ends, and the REQ's path turned round */
+	ib = &id->route.addr.addr.ibaddr;
+	cm_set_gid(&ib->sgid, &id->route.addr.src_addr);
+	cm_set_gid(&ib->dgid, &id->route.addr.dst_addr);
+	ib->pkey = htobe16(0xffff);
+	if (!cm_is_ud(id)) {
+		id->route.path_rec = cm_path_new(&ib->sgid, &ib->dgid);
+		id->route.num_paths = id->route.path_rec ? 1 : 0;
+	}
 
 	pthread_mutex_lock(&cm.lock);
 	c->conn = s;
@@ -952,11 +995,7 @@ int cm_process_conn_req(struct cm_event *e)
 	pthread_mutex_unlock(&cm.lock);
 
 	if (cm_is_ud(id)) {
-		struct rdma_ib_addr *ib = &id->route.addr.addr.ibaddr;
-
 		/* the initiator's QP and Q_Key, and the way back to it */
-		cm_set_gid(&ib->sgid, &id->route.addr.src_addr);
-		cm_set_gid(&ib->dgid, &id->route.addr.dst_addr);
 		cm_copy_pdata(e, &s->req, cm_sidr_req_pdata_max(l->id.ps));
 		cm_ud_ah(id, &e->ev.param.ud.ah_attr, &ib->dgid);
 		e->ev.param.ud.qp_num = s->req.qpn;
@@ -1054,6 +1093,7 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 {
 	struct cm_id *p = cm_id(id);
 	const void *pdata = NULL;
+	uint8_t init_depth, resp_res;
 	struct cm_msg m;
 	int len = 0, ret;
 
@@ -1077,20 +1117,25 @@ int rdma_accept(struct rdma_cm_id *id, struct rdma_conn_param *conn_param)
 		errno = EINVAL;
 		return -1;
 	}
+	init_depth = p->initiator_depth;
+	resp_res = p->responder_resources;
 	if (conn_param && conn_param->initiator_depth != RDMA_MAX_INIT_DEPTH)
-		p->initiator_depth = conn_param->initiator_depth;
+		init_depth = conn_param->initiator_depth;
 	if (conn_param &&
 	    conn_param->responder_resources != RDMA_MAX_RESP_RES)
-		p->responder_resources = conn_param->responder_resources;
+		resp_res = conn_param->responder_resources;
 
+	/* the CM's values are the REQ's until the REP goes out */
 	if (id->qp_type != IBV_QPT_UD) {
-		ret = cm_modify_qp_rtr(id, p->responder_resources);
+		ret = cm_modify_qp_rtr(id, resp_res);
 		if (ret)
 			return ret;
-		ret = cm_modify_qp_rts(id, p->initiator_depth);
+		ret = cm_modify_qp_rts(id, init_depth);
 		if (ret)
 			return ret;
 	}
+	p->initiator_depth = init_depth;
+	p->responder_resources = resp_res;
 	cm_fill_msg(p, &m, CM_MSG_REP, conn_param, pdata, len);
 	cm_msg_set_qp(p, &m);
 	pthread_mutex_lock(&cm.lock);
@@ -1258,6 +1303,29 @@ int rdma_notify(struct rdma_cm_id *id, enum ibv_event_type event)
 	return 0;
 }
 
+/*
+ * The INIT access flags of an RC/UC QP, as the kernel's CM gives them:
+ * none before the id has a connection (cma_ib_init_qp_attr), then remote
+ * write, and remote read and atomics when the CM's responder resources
+ * are not 0 (cm_init_qp_init_attr): the REQ's initiator depth on the
+ * passive side, the REP's on the active side.
+ */
+static int cm_qp_access(struct cm_id *p)
+{
+	switch (p->state) {
+	case CM_IDLE:
+	case CM_BOUND:
+	case CM_ADDR_RESOLVED:
+	case CM_ROUTE_RESOLVED:
+	case CM_LISTEN:
+		return 0;
+	default:
+		return IBV_ACCESS_REMOTE_WRITE |
+		       (p->responder_resources ? IBV_ACCESS_REMOTE_READ |
+			IBV_ACCESS_REMOTE_ATOMIC : 0);
+	}
+}
+
 int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
 		      int *qp_attr_mask)
 {
@@ -1283,8 +1351,7 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
 			qp_attr->qkey = cm_ud_qkey(id);
 			*qp_attr_mask |= IBV_QP_QKEY;
 		} else {
-			qp_attr->qp_access_flags = IBV_ACCESS_LOCAL_WRITE |
-				IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ;
+			qp_attr->qp_access_flags = cm_qp_access(p);
 			*qp_attr_mask |= IBV_QP_ACCESS_FLAGS;
 		}
 		return 0;
@@ -1319,7 +1386,7 @@ int rdma_init_qp_attr(struct rdma_cm_id *id, struct ibv_qp_attr *qp_attr,
 		if (!p->remote_known)
 			break;
 		qp_attr->sq_psn = p->local_psn;
-		qp_attr->timeout = 14;
+		qp_attr->timeout = p->ack_timeout >= 0 ? p->ack_timeout : 14;
 		qp_attr->retry_cnt = 7;
 		qp_attr->rnr_retry = 7;
 		qp_attr->max_rd_atomic = p->initiator_depth;

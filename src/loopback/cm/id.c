@@ -4,9 +4,10 @@
  * reservation, rdma_getaddrinfo, options, devices, and the synchronous
  * endpoint calls (rdma_create_ep, rdma_get_request, rdma_destroy_ep).
  *
- * A port is reserved by binding an abstract AF_UNIX SOCK_SEQPACKET socket
- * named "@<ns>/cm/<ps>/<port>"; the kernel's EADDRINUSE makes it unique
- * machine-wide (per network namespace), and listeners accept on it.
+ * A port is reserved by binding abstract AF_UNIX SOCK_SEQPACKET sockets
+ * named after it (cm_bind_names); the kernel's EADDRINUSE makes each name
+ * unique machine-wide (per network namespace), and listeners accept on
+ * the names of the address families they take.
  */
 #include <config.h>
 
@@ -370,74 +371,245 @@ static const char *cm_ps_name(enum rdma_port_space ps)
 	}
 }
 
-/* Abstract socket name (without the leading NUL); returns its length. */
-int cm_sockname(char *buf, size_t len, enum rdma_port_space ps,
-		uint16_t port)
+/*
+ * The names of port P of port space PS: "cm/<ps>/<P>" is IPv4's (and
+ * AF_IB's), "cm/<ps>6/<P>" IPv6's; "cm/<ps>/<P>/x1" and ".../x2" only
+ * make the kernel's cross-family conflicts (cma_check_port) collide, see
+ * cm_bind_names.
+ */
+static int cm_pname(char *buf, size_t len, enum rdma_port_space ps,
+		    uint16_t port, int kind)
 {
-	return snprintf(buf, len, "%s/cm/%s/%u", cm.ns, cm_ps_name(ps), port);
+	const char *n = cm_ps_name(ps);
+
+	switch (kind) {
+	case CM_PN_V6:
+		return snprintf(buf, len, "%s/cm/%s6/%u", cm.ns, n, port);
+	case CM_PN_X1:
+		return snprintf(buf, len, "%s/cm/%s/%u/x1", cm.ns, n, port);
+	case CM_PN_X2:
+		return snprintf(buf, len, "%s/cm/%s/%u/x2", cm.ns, n, port);
+	default:
+		return snprintf(buf, len, "%s/cm/%s/%u", cm.ns, n, port);
+	}
 }
 
-static int cm_try_bind(int fd, enum rdma_port_space ps, uint16_t port)
+/* Abstract socket name (without the leading NUL); returns its length. */
+int cm_sockname(char *buf, size_t len, enum rdma_port_space ps,
+		uint16_t port, int kind)
 {
-	struct sockaddr_un sun;
+	return cm_pname(buf, len, ps, port, kind);
+}
+
+static socklen_t cm_sun(struct sockaddr_un *sun, enum rdma_port_space ps,
+			uint16_t port, int kind)
+{
 	int n;
 
-	memset(&sun, 0, sizeof(sun));
-	sun.sun_family = AF_UNIX;
-	n = cm_sockname(sun.sun_path + 1, sizeof(sun.sun_path) - 1, ps, port);
-	return bind(fd, (struct sockaddr *)&sun,
-		    offsetof(struct sockaddr_un, sun_path) + 1 + n);
+	memset(sun, 0, sizeof(*sun));
+	sun->sun_family = AF_UNIX;
+	n = cm_pname(sun->sun_path + 1, sizeof(sun->sun_path) - 1, ps, port,
+		     kind);
+	return offsetof(struct sockaddr_un, sun_path) + 1 + n;
+}
+
+/* net.ipv6.bindv6only: whether an IPv6 bind takes IPv6 only by default. */
+static int cm_bindv6only(void)
+{
+	static int v = -1;
+	char c = '0';
+	int fd;
+
+	if (v >= 0)
+		return v;
+	fd = open("/proc/sys/net/ipv6/bindv6only", O_RDONLY | O_CLOEXEC);
+	if (fd >= 0) {
+		if (read(fd, &c, 1) != 1)
+			c = '0';
+		close(fd);
+	}
+	v = c == '1';
+	return v;
+}
+
+/*
+ * Which names a bind of addr takes (a bit per enum cm_pname), so that two
+ * binds to one port collide exactly when the kernel's cma_check_port
+ * refuses the second: within a family always (this backend reserves a
+ * port for all addresses of a family at once), across families unless
+ * both are AFONLY, and then only when one is a wildcard.  An IPv4 bind is
+ * AFONLY unless the option says otherwise, an IPv6 bind as
+ * net.ipv6.bindv6only says (rdma_bind_addr in the kernel's cma.c).  A
+ * wildcard that is not AFONLY takes the other family's name too, and so
+ * its connection requests.
+ */
+static unsigned int cm_bind_names(struct cm_id *p, const struct sockaddr *a)
+{
+	int any = cm_addr_is_any(a), af;
+
+	switch (a->sa_family) {
+	case AF_INET:
+		af = p->afonly >= 0 ? p->afonly : 1;
+		return 1U << CM_PN_V4 | (!af ? 1U << CM_PN_X1 : 0) |
+		       (any ? 1U << CM_PN_X2 : 0) |
+		       (!af && any ? 1U << CM_PN_V6 : 0);
+	case AF_INET6:
+		af = p->afonly >= 0 ? p->afonly : cm_bindv6only();
+		return 1U << CM_PN_V6 | (any ? 1U << CM_PN_X1 : 0) |
+		       (!af ? 1U << CM_PN_X2 : 0) |
+		       (!af && any ? 1U << CM_PN_V4 : 0);
+	default:
+		return 1U << CM_PN_V4;
+	}
+}
+
+/* Bind every name of names for port into fds[]; all or nothing. */
+static int cm_try_names(int *fds, unsigned int names,
+			enum rdma_port_space ps, uint16_t port)
+{
+	struct sockaddr_un sun;
+	int k, err;
+
+	for (k = 0; k < CM_PN_NUM; k++) {
+		if (!(names & (1U << k)))
+			continue;
+		if (fds[k] < 0)
+			fds[k] = cm_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC,
+					0);
+		if (fds[k] < 0 ||
+		    bind(fds[k], (struct sockaddr *)&sun,
+			 cm_sun(&sun, ps, port, k)))
+			goto fail;
+	}
+	return 0;
+fail:
+	err = errno;
+	/* a bound socket cannot be unbound: start those over */
+	while (--k >= 0) {
+		if (fds[k] >= 0) {
+			close(fds[k]);
+			fds[k] = -1;
+		}
+	}
+	errno = err;
+	return -1;
 }
 
 /*
  * Reserve the port of addr (0: an ephemeral one) for p and record the
- * bound address as the id's source address.
+ * bound address as the id's source address.  The family's own name is
+ * the id's socket (it connects, or listens); the others are kept in
+ * p->resv: the other family's (it listens too), x1, x2.
  */
 int cm_bind_port(struct cm_id *p, const struct sockaddr *addr)
 {
-	struct cm_sock *s;
 	struct sockaddr *src = &p->id.route.addr.src_addr;
+	unsigned int names = cm_bind_names(p, addr);
+	int own = addr->sa_family == AF_INET6 ? CM_PN_V6 : CM_PN_V4;
 	uint16_t port = cm_addr_port(addr);
+	int fds[CM_PN_NUM], k;
 	unsigned int tries;
-	int fd, ret = -1;
+	struct cm_sock *s[CM_PN_NUM] = { NULL };
+	int ret = -1;
 
-	fd = cm_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0);
-	if (fd < 0)
-		return -1;
+	for (k = 0; k < CM_PN_NUM; k++)
+		fds[k] = -1;
 	if (port) {
-		ret = cm_try_bind(fd, p->id.ps, port);
+		ret = cm_try_names(fds, names, p->id.ps, port);
 	} else {
 		unsigned int seed = (unsigned int)getpid() ^
 				    (unsigned int)(uintptr_t)p;
 
 		port = 32768 + rand_r(&seed) % (61000 - 32768);
 		for (tries = 0; tries < 61000 - 32768; tries++) {
-			ret = cm_try_bind(fd, p->id.ps, port);
+			ret = cm_try_names(fds, names, p->id.ps, port);
 			if (!ret || errno != EADDRINUSE)
 				break;
 			if (++port >= 61000)
 				port = 32768;
 		}
 	}
+	for (k = 0; k < CM_PN_NUM; k++)
+		if (ret && fds[k] >= 0)
+			close(fds[k]);
 	if (ret) {
-		close(fd);
+		/* the kernel: EADDRNOTAVAIL when a wildcard is involved */
+		if (errno == EADDRINUSE && cm_addr_is_any(addr))
+			errno = EADDRNOTAVAIL;
 		return -1;
 	}
 	pthread_mutex_lock(&cm.lock);
-	s = cm_sock_new(fd);
-	if (!s) {
+	for (k = 0; k < CM_PN_NUM; k++) {
+		if (fds[k] < 0)
+			continue;
+		s[k] = cm_sock_new(fds[k]);
+		if (!s[k])
+			break;
+		s[k]->id = p;
+		fds[k] = -1;
+	}
+	if (k < CM_PN_NUM) {
+		while (--k >= 0)
+			cm_sock_close(s[k]);
 		pthread_mutex_unlock(&cm.lock);
-		close(fd);
+		for (k = 0; k < CM_PN_NUM; k++)
+			if (fds[k] >= 0)
+				close(fds[k]);
+		errno = ENOMEM;
 		return -1;
 	}
-	s->id = p;
 	memcpy(src, addr, cm_addr_len(addr));
 	cm_addr_set_port(src, port);
-	p->port = s;
+	p->port = s[own];
+	p->resv[0] = s[own ^ 1];
+	p->resv[1] = s[CM_PN_X1];
+	p->resv[2] = s[CM_PN_X2];
 	if (p->state == CM_IDLE)
 		p->state = CM_BOUND;
 	pthread_mutex_unlock(&cm.lock);
 	return 0;
+}
+
+/*
+ * Whether a listener of request dst's family would take it: a listener
+ * bound to one address takes requests for that address only
+ * (cma_match_private_data); which families reach it, its names decide.
+ */
+int cm_listen_takes(struct cm_id *l, const struct sockaddr *dst)
+{
+	const struct sockaddr *la = &l->id.route.addr.src_addr;
+
+	if (la->sa_family == AF_IB || dst->sa_family == AF_IB ||
+	    cm_addr_is_any(la))
+		return 1;
+	if (la->sa_family != dst->sa_family)
+		return 0;
+	if (la->sa_family == AF_INET)
+		return ((const struct sockaddr_in *)la)->sin_addr.s_addr ==
+		       ((const struct sockaddr_in *)dst)->sin_addr.s_addr;
+	return !memcmp(&((const struct sockaddr_in6 *)la)->sin6_addr,
+		       &((const struct sockaddr_in6 *)dst)->sin6_addr,
+		       sizeof(struct in6_addr));
+}
+
+/*
+ * Someone listens on name kind of the port: the IB CM's listener is per
+ * service ID, for every family, so a request it cannot match is rejected
+ * by the consumer (28) instead of for the service ID (8).
+ */
+int cm_port_listened(enum rdma_port_space ps, uint16_t port, int kind)
+{
+	struct sockaddr_un sun;
+	int fd, r;
+
+	fd = cm_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		       0);
+	if (fd < 0)
+		return 0;
+	r = connect(fd, (struct sockaddr *)&sun, cm_sun(&sun, ps, port, kind));
+	r = !r || errno == EAGAIN;
+	close(fd);
+	return r;
 }
 
 int cm_alloc_id(struct rdma_event_channel *channel, struct cm_id **out,
@@ -466,6 +638,8 @@ int cm_alloc_id(struct rdma_event_channel *channel, struct cm_id **out,
 	cm_list_init(&p->pending);
 	cm_list_init(&p->mcs);
 	cm_list_init(&p->tmo_link);
+	p->afonly = -1;
+	p->ack_timeout = -1;
 	p->local_psn = (uint32_t)(((uintptr_t)p >> 4) ^ getpid()) & 0xffffff;
 	pthread_mutex_lock(&cm.lock);
 	cm_chan(channel)->nids++;
@@ -701,18 +875,18 @@ int rdma_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src_addr,
 	return cm_do_resolve_addr(id, src_addr, dst_addr);
 }
 
-static int cm_queue_route(struct cm_id *p)
+/* One path record from sgid to dgid, as the kernel makes it for RoCE. */
+struct ibv_sa_path_rec *cm_path_new(const union ibv_gid *sgid,
+				    const union ibv_gid *dgid)
 {
-	struct ibv_sa_path_rec *path;
-	struct cm_event *e;
+	struct ibv_sa_path_rec *path = calloc(1, sizeof(*path));
 
-	path = calloc(1, sizeof(*path));
 	if (!path) {
 		errno = ENOMEM;
-		return -1;
+		return NULL;
 	}
-	path->sgid = p->id.route.addr.addr.ibaddr.sgid;
-	path->dgid = p->id.route.addr.addr.ibaddr.dgid;
+	path->sgid = *sgid;
+	path->dgid = *dgid;
 	path->pkey = htobe16(0xffff);
 	path->reversible = 1;
 	path->numb_path = 1;
@@ -721,6 +895,18 @@ static int cm_queue_route(struct cm_id *p)
 	path->rate_selector = 2;
 	path->packet_life_time_selector = 2;
 	path->hop_limit = 64;
+	return path;
+}
+
+static int cm_queue_route(struct cm_id *p)
+{
+	struct ibv_sa_path_rec *path;
+	struct cm_event *e;
+
+	path = cm_path_new(&p->id.route.addr.addr.ibaddr.sgid,
+			   &p->id.route.addr.addr.ibaddr.dgid);
+	if (!path)
+		return -1;
 
 	pthread_mutex_lock(&cm.lock);
 	e = cm_event_new(p, RDMA_CM_EVENT_ROUTE_RESOLVED, 0);
@@ -812,6 +998,12 @@ int rdma_listen(struct rdma_cm_id *id, int backlog)
 		p->state = CM_LISTEN;
 		ret = cm_sock_register(p->port);
 	}
+	/* a wildcard taking both families hears the other's requests too */
+	if (!ret && p->resv[0] && !listen(p->resv[0]->fd, 4096) &&
+	    !fcntl(p->resv[0]->fd, F_SETFL, O_NONBLOCK)) {
+		p->resv[0]->listening = 1;
+		ret = cm_sock_register(p->resv[0]);
+	}
 	pthread_mutex_unlock(&cm.lock);
 	return ret;
 }
@@ -830,14 +1022,31 @@ int rdma_set_option(struct rdma_cm_id *id, int level, int optname,
 	if (level == RDMA_OPTION_ID) {
 		switch (optname) {
 		case RDMA_OPTION_ID_TOS:
-		case RDMA_OPTION_ID_ACK_TIMEOUT:
 			if (optlen != sizeof(uint8_t))
 				break;
 			return 0;
+		case RDMA_OPTION_ID_ACK_TIMEOUT:
+			/* the RTS timeout rdma_init_qp_attr gives, RC only */
+			if (optlen != sizeof(uint8_t) ||
+			    (id->qp_type != IBV_QPT_RC &&
+			     id->qp_type != IBV_QPT_XRC_SEND))
+				break;
+			pthread_mutex_lock(&cm.lock);
+			p->ack_timeout = *(uint8_t *)optval;
+			pthread_mutex_unlock(&cm.lock);
+			return 0;
 		case RDMA_OPTION_ID_REUSEADDR:
-		case RDMA_OPTION_ID_AFONLY:
 			if (optlen != sizeof(int))
 				break;
+			return 0;
+		case RDMA_OPTION_ID_AFONLY:
+			/* rdma_set_afonly: before the id is bound or listens */
+			if (optlen != sizeof(int) ||
+			    (p->state != CM_IDLE && p->state != CM_BOUND))
+				break;
+			pthread_mutex_lock(&cm.lock);
+			p->afonly = !!*(int *)optval;
+			pthread_mutex_unlock(&cm.lock);
 			return 0;
 		}
 	} else if (level == RDMA_OPTION_IB && optname == RDMA_OPTION_IB_PATH) {

@@ -130,6 +130,7 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 
 	if (cq->channel) {
 		struct lo_list *l, *n;
+		unsigned int k = 0;
 
 		c = lo_container_of(cq->channel, struct lo_channel, ch);
 		pthread_mutex_lock(&c->evq.lock);
@@ -141,8 +142,11 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 			if (e->cq == cq) {
 				lo_list_del(l);
 				free(e);
+				k++;
 			}
 		}
+		/* a shared channel must not stay readable for them */
+		lo_evq_withdrawn_locked(&c->evq, k);
 		c->ncq--;
 		cq->channel->refcnt--;
 		pthread_mutex_unlock(&c->evq.lock);

@@ -18,6 +18,7 @@
 #include <unistd.h>
 #include <endian.h>
 #include <sys/eventfd.h>
+#include <sys/uio.h>
 #include <arpa/inet.h>
 
 #include "lo_verbs.h"
@@ -79,22 +80,75 @@ void lo_evq_push(struct lo_evq *q, struct lo_list *item)
 }
 
 /*
+ * Take one token without waiting, whatever the fd's mode: preadv2's
+ * RWF_NOWAIT, or where the kernel lacks it for eventfds a moment of
+ * O_NONBLOCK (lo_evq_pop tells that EAGAIN from the application's own).
+ * Caller holds q->lock.
+ */
+static bool lo_evq_take_token(struct lo_evq *q)
+{
+	uint64_t v;
+	struct iovec io = { &v, sizeof(v) };
+	int err = errno, fl;
+	ssize_t r;
+
+	r = preadv2(q->fd, &io, 1, -1, RWF_NOWAIT);
+	if (r < 0 && (errno == EOPNOTSUPP || errno == EINVAL ||
+		      errno == ENOSYS)) {
+		fl = fcntl(q->fd, F_GETFL);
+		if (fl >= 0 && !fcntl(q->fd, F_SETFL, fl | O_NONBLOCK)) {
+			r = read(q->fd, &v, sizeof(v));
+			fcntl(q->fd, F_SETFL, fl);
+		}
+	}
+	errno = err;
+	return r == sizeof(v);
+}
+
+/*
+ * The caller (holding q->lock) took n records off the queue that nobody
+ * will read: take their tokens back, so that the fd stops polling
+ * readable, as the kernel's event file does when it drops an object's
+ * events.  A token a reader has already consumed for one of them (it
+ * waits for q->lock) is owed: that reader goes back to waiting.
+ */
+void lo_evq_withdrawn_locked(struct lo_evq *q, unsigned int n)
+{
+	while (n--)
+		if (!lo_evq_take_token(q))
+			q->owed++;
+}
+
+/*
  * Take one token (blocking unless the application made the fd
- * non-blocking) and then one record.  Tokens left behind by records that
- * were withdrawn (a CQ destroyed with events pending) are skipped.  A
- * signal handler installed without SA_RESTART makes the wait fail with
- * EINTR, as the real library's read() of the uverbs fd does: programs
- * such as qperf end a blocked ibv_get_cq_event() with an alarm.
+ * non-blocking) and then one record.  A signal handler installed without
+ * SA_RESTART makes the wait fail with EINTR, as the real library's read()
+ * of the uverbs fd does: programs such as qperf end a blocked
+ * ibv_get_cq_event() with an alarm.
  */
 int lo_evq_pop(struct lo_evq *q, struct lo_list **item)
 {
 	uint64_t v;
+	int nb;
 
 	for (;;) {
-		if (read(q->fd, &v, sizeof(v)) < 0)
-			return -1;
+		if (read(q->fd, &v, sizeof(v)) < 0) {
+			if (errno != EAGAIN)
+				return -1;
+			/* ours (lo_evq_take_token), or the program's? */
+			pthread_mutex_lock(&q->lock);
+			nb = fcntl(q->fd, F_GETFL);
+			pthread_mutex_unlock(&q->lock);
+			if (nb < 0 || (nb & O_NONBLOCK)) {
+				errno = EAGAIN;
+				return -1;
+			}
+			continue;
+		}
 		pthread_mutex_lock(&q->lock);
-		if (!lo_list_empty(&q->items)) {
+		if (q->owed) {
+			q->owed--;
+		} else if (!lo_list_empty(&q->items)) {
 			*item = q->items.next;
 			lo_list_del(*item);
 			pthread_mutex_unlock(&q->lock);
@@ -191,6 +245,9 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	ctx->ops.post_send = lo_post_send;
 	ctx->ops.post_recv = lo_post_recv;
 	ctx->ops.post_srq_recv = lo_post_srq_recv;
+	ctx->ops.alloc_mw = lo_alloc_mw;
+	ctx->ops.dealloc_mw = lo_dealloc_mw;
+	ctx->ops.bind_mw = lo_bind_mw;
 	lc->vctx.sz = sizeof(struct verbs_context);
 	lc->vctx.query_port = lo_query_port;
 	lc->vctx.query_device_ex = lo_query_device_ex;
@@ -233,10 +290,11 @@ static void lo_fill_device_attr(struct ibv_device_attr *a)
 	a->sys_image_guid = htobe64(LO_GUID);
 	a->max_mr_size = UINT64_MAX;
 	a->page_size_cap = ~(uint64_t)0xfff;
-	a->vendor_id = 0;
+	/* as rxe, the other software RoCE device (IBTA A3.3.1: no OUI) */
+	a->vendor_id = 0xffffff;
 	a->vendor_part_id = 0;
 	a->hw_ver = 0;
-	a->max_qp = LO_MAX_QP;
+	a->max_qp = LO_MAX_QPS;
 	a->max_qp_wr = LO_MAX_WR;
 	a->device_cap_flags = IBV_DEVICE_RC_RNR_NAK_GEN |
 			      IBV_DEVICE_SRQ_RESIZE |
@@ -250,6 +308,7 @@ static void lo_fill_device_attr(struct ibv_device_attr *a)
 	a->max_cqe = LO_MAX_CQE;
 	a->max_mr = 1 << 20;
 	a->max_pd = 1 << 16;
+	a->max_mw = 1 << 16;
 	a->max_qp_rd_atom = LO_MAX_RD_ATOM;
 	a->max_ee_rd_atom = 0;
 	a->max_res_rd_atom = LO_MAX_RD_ATOM * LO_MAX_QP;
@@ -494,6 +553,8 @@ void lo_async_forget(struct ibv_context *ctx, void *elem)
 	struct lo_evq *q = &lo_ctx(ctx)->async;
 	struct lo_list *l, *n;
 
+	unsigned int k = 0;
+
 	pthread_mutex_lock(&q->lock);
 	for (l = q->items.next; l != &q->items; l = n) {
 		struct lo_async_item *it;
@@ -503,8 +564,10 @@ void lo_async_forget(struct ibv_context *ctx, void *elem)
 		if (lo_ev_elem(&it->ev) == elem) {
 			lo_list_del(l);
 			free(it);
+			k++;
 		}
 	}
+	lo_evq_withdrawn_locked(q, k);
 	pthread_mutex_unlock(&q->lock);
 }
 

@@ -27,7 +27,12 @@
 #define LO_NS_DEFAULT		"rdmacheck"
 
 /* Limits reported by ibv_query_device and enforced at create time. */
-#define LO_MAX_QP		65536
+#define LO_MAX_QP		65536	/* CQs, SRQs */
+/* A process owns one block of QPNs: 2^14 of them, 2^10 blocks (not 0). */
+#define LO_QPN_BLK_BITS		14
+#define LO_QPN_PER_BLK		(1U << LO_QPN_BLK_BITS)
+#define LO_QPN_BLKS		(1U << (24 - LO_QPN_BLK_BITS))
+#define LO_MAX_QPS		(LO_QPN_PER_BLK - 1)
 #define LO_MAX_WR		16384
 #define LO_MAX_SGE		32
 #define LO_MAX_CQE		(1 << 20)
@@ -82,11 +87,15 @@ static inline void lo_list_del(struct lo_list *n)
 #define lo_list_first(l, type, member) \
 	lo_container_of((l)->next, type, member)
 
-/* An eventfd in semaphore mode plus a FIFO of records behind it. */
+/*
+ * An eventfd in semaphore mode plus a FIFO of records behind it: one token
+ * per record, so that poll() says readable exactly while records wait.
+ */
 struct lo_evq {
 	int fd;
 	pthread_mutex_t lock;
 	struct lo_list items;
+	unsigned int owed;	/* tokens read for records withdrawn since */
 };
 
 struct lo_context {
@@ -174,7 +183,7 @@ struct lo_ah {
 
 /* Wire protocol of the RC streams. */
 enum {
-	LO_OP_HELLO = 1,	/* first frame on a dialled stream */
+	LO_OP_HELLO = 1,	/* first frame on a link: src_qpn's block */
 	LO_OP_SEND,
 	LO_OP_SEND_IMM,
 	LO_OP_WRITE,
@@ -235,9 +244,9 @@ struct lo_txbuf {
 };
 
 enum lo_conn_kind {
-	LO_CONN_LISTEN,		/* the QP's listener */
-	LO_CONN_TX,		/* dialled: our requests and responses */
-	LO_CONN_RX,		/* stream we accepted: we receive */
+	LO_CONN_LISTEN,		/* our QPN block's listener */
+	LO_CONN_TX,		/* dialled link: our frames to a block */
+	LO_CONN_RX,		/* link we accepted: frames to our QPs */
 	LO_CONN_WAKE,
 	LO_CONN_UD,		/* a UD QP's datagram socket */
 	LO_CONN_TIMER,		/* timerfd: transport timeouts due */
@@ -246,21 +255,19 @@ enum lo_conn_kind {
 struct lo_qp;
 
 struct lo_conn {
-	struct lo_list link;		/* qp->rx_conns or zombie list */
+	struct lo_list link;		/* unused list node */
 	enum lo_conn_kind kind;
 	int fd;
 	bool dead;
 	bool in_epoll;
 	uint32_t events;		/* current epoll mask */
-	struct lo_qp *qp;
-	uint32_t peer_qpn;		/* RX: from HELLO */
+	struct lo_qp *qp;		/* UD: its QP */
+	uint32_t blk;			/* TX: block dialled; RX: HELLO's */
 	bool hello;
 	/* TX side */
 	pthread_mutex_t tx_lock;
 	struct lo_list txq;
 	bool broken;			/* write failed: peer gone */
-	bool closing;			/* detached, draining */
-	bool bye;			/* RX: peer said goodbye */
 	struct lo_list all_link;	/* every live conn, for fork */
 	/* RX side: header then payload reassembly */
 	struct lo_wire_hdr hdr;
@@ -300,6 +307,7 @@ struct lo_qp {
 	struct lo_list recvs;
 	unsigned int nrecv;
 	struct lo_list inq;		/* parked inbound requests */
+	struct lo_list early;		/* frames before RTR (lo_inmsg) */
 	struct lo_list srq_link;
 	struct lo_xrcd *xrcd;		/* XRC_RECV */
 	struct lo_list xrcd_link;
@@ -308,21 +316,28 @@ struct lo_qp {
 	unsigned int nswr;
 	uint64_t next_seq;
 	bool sq_error;			/* local error: stop sending */
+	bool comm_est;			/* first request seen (COMM_EST) */
 	bool peer_gone;			/* peer QP destroyed */
 	/* transport timeout running (guarded by the timer list's lock) */
 	struct lo_list tmo_link;	/* on the timer list while armed */
 	uint64_t tmo_deadline;		/* CLOCK_MONOTONIC, ns */
 	uint32_t async_reported;	/* async events taken by the app */
 	/* transport */
-	struct lo_conn *listener;
-	struct lo_conn *tx;
-	struct lo_list rx_conns;
+	struct lo_conn *tx;		/* link to the peer's block */
+	unsigned int gen;		/* lo_fork_gen it was made in */
 	/* UD */
 	struct lo_conn *ud;		/* bound @<ns>/ud/<qpn> */
 	int ud_tx_fd;			/* unbound, blocking: for sendto */
 	bool block_self_mc;
 	struct lo_list mcast;
 };
+
+/* Frames that ask for an answer (not responses, not goodbyes). */
+static inline bool lo_op_is_request(uint8_t op)
+{
+	return op != LO_OP_ACK && op != LO_OP_NAK && op != LO_OP_READ_RESP &&
+	       op != LO_OP_BYE && op != LO_OP_HELLO;
+}
 
 /* Checked without locks by the dispatcher; set once by lo_conn_kill. */
 static inline bool lo_dead(struct lo_conn *c)
@@ -365,6 +380,7 @@ int lo_evq_init(struct lo_evq *q);
 void lo_evq_destroy(struct lo_evq *q);
 void lo_evq_push(struct lo_evq *q, struct lo_list *item);
 int lo_evq_pop(struct lo_evq *q, struct lo_list **item);
+void lo_evq_withdrawn_locked(struct lo_evq *q, unsigned int n);
 const char *lo_ns(void);
 int lo_query_port(struct ibv_context *ctx, uint8_t port,
 		  struct ibv_port_attr *attr, size_t len);
@@ -378,6 +394,10 @@ void *lo_key_ptr(struct ibv_pd *pd, uint32_t key, uint64_t va, uint64_t len,
 void lo_pd_get(struct ibv_pd *pd);
 void lo_pd_put(struct ibv_pd *pd);
 uint32_t lo_new_handle(void);
+struct ibv_mw *lo_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
+int lo_dealloc_mw(struct ibv_mw *mw);
+int lo_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+	       struct ibv_mw_bind *mw_bind);
 
 /* cq.c */
 void lo_cq_push(struct lo_cq *cq, const struct ibv_wc *wc, bool solicited);
@@ -403,6 +423,8 @@ void lo_qp_to_err_locked(struct lo_qp *qp);
 bool lo_qp_rx_active(struct lo_qp *qp);
 void lo_qp_handle_msg_locked(struct lo_qp *qp, struct lo_wire_hdr *h,
 			     unsigned char *pay);
+void lo_qp_rx_frame_locked(struct lo_qp *qp, struct lo_wire_hdr *h,
+			   unsigned char *pay);
 void lo_qp_peer_died_locked(struct lo_qp *qp);
 void lo_qp_timeout_locked(struct lo_qp *qp);
 void lo_qp_peer_lost_locked(struct lo_qp *qp);
@@ -429,15 +451,16 @@ socklen_t lo_addr(struct sockaddr_un *sa, const char *kind, uint32_t qpn);
 void lo_prog_lock(void);
 void lo_prog_unlock(void);
 void lo_progress_poll(void);
-int lo_qp_listen(struct lo_qp *qp);
-int lo_dial(uint32_t dest_qpn, bool nonblock);
-void lo_qp_install_tx(struct lo_qp *qp, int fd);
-void lo_qp_close_conns(struct lo_qp *qp, int bye, bool listener_too);
+int lo_qpn_alloc(struct lo_qp *qp);
+void lo_qpn_free(struct lo_qp *qp);
+void lo_link_dial(uint32_t dest_qpn);
+void lo_qp_attach_tx(struct lo_qp *qp, bool dial);
+void lo_send_bye(uint32_t src_qpn, uint32_t dst_qpn, int status);
+void lo_qp_close_conns(struct lo_qp *qp, int bye);
 struct lo_txbuf *lo_txbuf_new(const struct lo_wire_hdr *h, size_t paylen);
 int lo_conn_queue(struct lo_conn *c, struct lo_txbuf *b);
-void lo_conn_set_rx(struct lo_conn *c, bool on);
-void lo_conn_close_rx(struct lo_conn *c);
 void lo_tmo_arm(struct lo_qp *qp, uint64_t delay_ns);
 void lo_tmo_cancel(struct lo_qp *qp);
+extern unsigned int lo_fork_gen;
 
 #endif /* LO_VERBS_H */

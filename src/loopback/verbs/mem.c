@@ -2,7 +2,7 @@
 /*
  * mem.c - protection domains, memory regions (the process-wide lkey/rkey
  * table the progress thread checks remote accesses against) and address
- * handles.
+ * handles and memory windows.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
@@ -143,8 +143,11 @@ static void lo_key_init(void)
 	}
 }
 
-/* Caller holds lo_mr_lock for writing. */
-static void lo_mr_insert(struct lo_mr *m)
+/*
+ * A key no MR has, and (the counter only grows) no MW had since the
+ * counter last wrapped.  Caller holds lo_mr_lock for writing.
+ */
+static uint32_t lo_key_alloc(void)
 {
 	uint32_t key;
 
@@ -153,6 +156,14 @@ static void lo_mr_insert(struct lo_mr *m)
 		/* Low byte is a per-process salt, the rest a counter. */
 		key = (++lo_key_next << 8) ^ (lo_key_salt & 0xff);
 	} while (!key || lo_mr_find(key));
+	return key;
+}
+
+/* Caller holds lo_mr_lock for writing. */
+static void lo_mr_insert(struct lo_mr *m)
+{
+	uint32_t key = lo_key_alloc();
+
 	m->mr.lkey = m->mr.rkey = key;
 	m->hnext = lo_mr_hash[lo_mr_bucket(key)];
 	lo_mr_hash[lo_mr_bucket(key)] = m;
@@ -257,24 +268,76 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 	return 0;
 }
 
+/*
+ * Memory windows: allocated and freed as on rxe (an rkey of the MR key
+ * space, a reference on the PD), but never bound: an unbound window grants
+ * no access, which is what a remote access with its rkey finds.
+ */
+struct ibv_mw *lo_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
+{
+	struct ibv_mw *mw;
+
+	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	mw = calloc(1, sizeof(*mw));
+	if (!mw) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	mw->context = pd->context;
+	mw->pd = pd;
+	mw->type = type;
+	mw->handle = lo_new_handle();
+	pthread_rwlock_wrlock(&lo_mr_lock);
+	mw->rkey = lo_key_alloc();
+	pthread_rwlock_unlock(&lo_mr_lock);
+	lo_pd_get(pd);
+	return mw;
+}
+
+int lo_dealloc_mw(struct ibv_mw *mw)
+{
+	lo_pd_put(mw->pd);
+	free(mw);
+	return 0;
+}
+
+int lo_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+	       struct ibv_mw_bind *mw_bind)
+{
+	return EOPNOTSUPP;
+}
+
+/*
+ * The library's checks (verbs.c) are input errors; what the kernel
+ * refuses is a command error, as is an MR we do not know.  The keys stay:
+ * HCAs modify the region in place (mlx4, mlx5's UMR path), and programs
+ * keep using the rkey they already sent their peer.
+ */
 int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 		 size_t length, int access)
 {
 	struct lo_mr *m = (struct lo_mr *)mr;
 
-	if (flags & ~(IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD |
-		      IBV_REREG_MR_CHANGE_ACCESS))
+	if ((flags & ~IBV_REREG_MR_FLAGS_SUPPORTED) ||
+	    ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && (!length || !addr)) ||
+	    (access && !(flags & IBV_REREG_MR_CHANGE_ACCESS))) {
+		errno = EINVAL;
 		return IBV_REREG_MR_ERR_INPUT;
-	if ((flags & IBV_REREG_MR_CHANGE_ACCESS) && !lo_access_ok(access))
-		return IBV_REREG_MR_ERR_INPUT;
-	if ((flags & IBV_REREG_MR_CHANGE_PD) && !pd)
-		return IBV_REREG_MR_ERR_INPUT;
-	if ((flags & IBV_REREG_MR_CHANGE_TRANSLATION) && !addr && length)
-		return IBV_REREG_MR_ERR_INPUT;
+	}
+	if (((flags & IBV_REREG_MR_CHANGE_ACCESS) && !lo_access_ok(access)) ||
+	    ((flags & IBV_REREG_MR_CHANGE_PD) &&
+	     (!pd || pd->context != mr->context))) {
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_CMD;
+	}
 	pthread_rwlock_wrlock(&lo_mr_lock);
 	if (!lo_mr_valid(mr)) {
 		pthread_rwlock_unlock(&lo_mr_lock);
-		return IBV_REREG_MR_ERR_INPUT;
+		errno = EINVAL;
+		return IBV_REREG_MR_ERR_CMD;
 	}
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
 		m->mr.addr = addr;
@@ -288,9 +351,6 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 		lo_pd_get(pd);
 		m->mr.pd = pd;
 	}
-	/* Keys change on re-registration, like on real HCAs. */
-	lo_mr_remove(m);
-	lo_mr_insert(m);
 	pthread_rwlock_unlock(&lo_mr_lock);
 	return 0;
 }
@@ -301,9 +361,10 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 {
 	struct lo_ah *a;
 
+	/* RoCE: an AH needs a GRH (the kernel's rdma_check_ah_attr) */
 	if (!pd || !attr || !lo_is_our_ctx(pd->context) ||
-	    (attr->port_num && attr->port_num != 1) ||
-	    (attr->is_global && attr->grh.sgid_index >= LO_GID_TBL_LEN)) {
+	    (attr->port_num && attr->port_num != 1) || !attr->is_global ||
+	    attr->grh.sgid_index >= LO_GID_TBL_LEN) {
 		errno = EINVAL;
 		return NULL;
 	}

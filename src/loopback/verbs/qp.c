@@ -107,18 +107,14 @@ static enum ibv_wc_status lo_scatter(struct ibv_pd *pd,
 }
 
 /*
- * Our dialled stream, dialling now (without waiting) if RTR found no peer
- * listening yet.  NULL if there is nobody to talk to.
+ * The link to our peer's block, dialling now (without waiting) if RTR
+ * found nobody there yet.  NULL if there is nobody to talk to.
  */
 static struct lo_conn *lo_qp_tx(struct lo_qp *qp)
 {
 	if (!qp->tx && !qp->peer_gone && lo_qp_connected_type(qp) &&
-	    lo_qp_rx_active(qp)) {
-		int fd = lo_dial(qp->attr.dest_qp_num, true);
-
-		if (fd >= 0)
-			lo_qp_install_tx(qp, fd);
-	}
+	    lo_qp_rx_active(qp))
+		lo_qp_attach_tx(qp, true);
 	return qp->peer_gone ? NULL : qp->tx;
 }
 
@@ -157,16 +153,22 @@ static void lo_free_list_recvs(struct lo_list *l)
 	}
 }
 
-static void lo_free_inq(struct lo_qp *qp)
+static void lo_free_msgs(struct lo_list *l)
 {
-	while (!lo_list_empty(&qp->inq)) {
-		struct lo_inmsg *m = lo_list_first(&qp->inq, struct lo_inmsg,
-						   link);
+	while (!lo_list_empty(l)) {
+		struct lo_inmsg *m = lo_list_first(l, struct lo_inmsg, link);
 
 		lo_list_del(&m->link);
 		free(m->pay);
 		free(m);
 	}
+}
+
+/* Parked inbound data: RNR-delayed requests and frames before RTR. */
+static void lo_free_inq(struct lo_qp *qp)
+{
+	lo_free_msgs(&qp->inq);
+	lo_free_msgs(&qp->early);
 }
 
 /*
@@ -204,7 +206,7 @@ void lo_qp_to_err_locked(struct lo_qp *qp)
 		free(w);
 	}
 	lo_free_inq(qp);
-	lo_qp_close_conns(qp, 1, false);
+	lo_qp_close_conns(qp, 1);
 	/* An SRQ user learns that nothing more will be consumed for it. */
 	if (qp->qp.srq && !was_err)
 		lo_async_event(qp->qp.context, IBV_EVENT_QP_LAST_WQE_REACHED,
@@ -413,8 +415,6 @@ static void lo_resp_error(struct lo_qp *qp, uint64_t seq,
 static void *lo_remote_ptr(struct lo_qp *qp, struct lo_wire_hdr *h,
 			   uint32_t len, int access)
 {
-	if (!(qp->attr.qp_access_flags & access))
-		return NULL;
 	return lo_key_ptr(qp->qp.pd, h->rkey, h->raddr, len, access);
 }
 
@@ -432,6 +432,22 @@ static void lo_write_mem(unsigned char *p, const unsigned char *pay,
 	__atomic_store_n(&p[len - 1], pay[len - 1], __ATOMIC_RELEASE);
 }
 
+/*
+ * An RDMA operation the QP does not allow (qp_access_flags) is an invalid
+ * request, not an access error: NAK "invalid request" for the requester
+ * (IBV_WC_REM_INV_REQ_ERR), as rxe's check_op_valid does; UC drops it.
+ */
+static bool lo_op_refused(struct lo_qp *qp, struct lo_wire_hdr *h, int access)
+{
+	if (qp->attr.qp_access_flags & access)
+		return false;
+	/* UC has nobody to tell: the message is dropped */
+	if (lo_qp_reliable(qp))
+		lo_resp_error(qp, h->seq, IBV_WC_REM_INV_REQ_ERR,
+			      IBV_EVENT_QP_REQ_ERR);
+	return true;
+}
+
 /* An 8-byte atomic on our memory; the original value goes back. */
 static void lo_do_atomic(struct lo_qp *qp, struct lo_wire_hdr *h,
 			 unsigned char *pay)
@@ -444,6 +460,8 @@ static void lo_do_atomic(struct lo_qp *qp, struct lo_wire_hdr *h,
 			      IBV_EVENT_QP_REQ_ERR);
 		return;
 	}
+	if (lo_op_refused(qp, h, IBV_ACCESS_REMOTE_ATOMIC))
+		return;
 	memcpy(args, pay, sizeof(args));
 	if (h->raddr & 7) {
 		lo_resp_error(qp, h->seq, IBV_WC_REM_INV_REQ_ERR,
@@ -521,6 +539,8 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 				      IBV_EVENT_QP_REQ_ERR);
 			return LO_DONE;
 		}
+		if (lo_op_refused(qp, h, IBV_ACCESS_REMOTE_WRITE))
+			return LO_DONE;
 		if (h->len) {
 			lo_mr_rdlock();
 			p = lo_remote_ptr(qp, h, h->len,
@@ -554,6 +574,8 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 				      IBV_EVENT_QP_REQ_ERR);
 			return LO_DONE;
 		}
+		if (lo_op_refused(qp, h, IBV_ACCESS_REMOTE_READ))
+			return LO_DONE;
 		memset(&rh, 0, sizeof(rh));
 		rh.op = LO_OP_READ_RESP;
 		rh.src_qpn = qp->qp.qp_num;
@@ -638,8 +660,8 @@ static void lo_handle_resp(struct lo_qp *qp, struct lo_wire_hdr *h,
 }
 
 /*
- * Entry point from the progress thread for every frame received on an
- * accepted stream of this QP (after its HELLO).  Owns pay.
+ * Every frame from our peer QP, in order (lo_qp_rx_frame_locked).  Owns
+ * pay.
  */
 void lo_qp_handle_msg_locked(struct lo_qp *qp, struct lo_wire_hdr *h,
 			     unsigned char *pay)
@@ -667,6 +689,12 @@ void lo_qp_handle_msg_locked(struct lo_qp *qp, struct lo_wire_hdr *h,
 		free(pay);
 		return;
 	}
+	/* The IBA's Communication Established: a request reached a QP
+	 * still in RTR (rxe never reports it, HCAs such as mlx5 do). */
+	if (qp->qp.state == IBV_QPS_RTR && !qp->comm_est) {
+		qp->comm_est = true;
+		lo_async_event(qp->qp.context, IBV_EVENT_COMM_EST, &qp->qp);
+	}
 	if (lo_list_empty(&qp->inq) && lo_process_req(qp, h, pay) == LO_DONE) {
 		free(pay);
 		return;
@@ -686,6 +714,59 @@ void lo_qp_handle_msg_locked(struct lo_qp *qp, struct lo_wire_hdr *h,
 		m->hdr = *h;
 		m->pay = pay;
 		lo_list_add_tail(&qp->inq, &m->link);
+	}
+}
+
+/*
+ * Entry point from the progress thread for every frame a link brings this
+ * QP (QP lock held).  Owns pay.  Before RTR frames wait (the peer may
+ * reach RTR first); from RTR on, frames from anyone but the peer get a
+ * goodbye back, as from a QP that is not there.
+ */
+void lo_qp_rx_frame_locked(struct lo_qp *qp, struct lo_wire_hdr *h,
+			   unsigned char *pay)
+{
+	enum ibv_qp_state s = qp->qp.state;
+	struct lo_inmsg *m;
+
+	if (!lo_qp_connected_type(qp)) {
+		free(pay);
+		return;
+	}
+	if (s == IBV_QPS_RESET || s == IBV_QPS_INIT) {
+		m = malloc(sizeof(*m));
+		if (!m) {
+			free(pay);
+			return;
+		}
+		m->hdr = *h;
+		m->pay = pay;
+		lo_list_add_tail(&qp->early, &m->link);
+		return;
+	}
+	if (!lo_qp_rx_active(qp)) {
+		free(pay);
+		return;
+	}
+	if (h->src_qpn != qp->attr.dest_qp_num) {
+		if (lo_op_is_request(h->op))
+			lo_send_bye(qp->qp.qp_num, h->src_qpn, 0);
+		free(pay);
+		return;
+	}
+	lo_qp_handle_msg_locked(qp, h, pay);
+}
+
+/* At RTR: the frames that came before, in order. */
+static void lo_qp_early_locked(struct lo_qp *qp)
+{
+	while (!lo_list_empty(&qp->early)) {
+		struct lo_inmsg *m = lo_list_first(&qp->early, struct lo_inmsg,
+						   link);
+
+		lo_list_del(&m->link);
+		lo_qp_rx_frame_locked(qp, &m->hdr, m->pay);
+		free(m);
 	}
 }
 
@@ -740,11 +821,17 @@ void lo_qp_ud_deliver_locked(struct lo_qp *qp, struct lo_ud_hdr *uh,
 	free(r);
 }
 
-/* The peer process vanished without a goodbye: flush like a disconnect. */
+/*
+ * The peer process vanished without a goodbye: flush like a disconnect,
+ * and tell an event-driven program why its QP left RTS (QP_FATAL, as for
+ * a QP an error moved to ERR without a completion to show for it).
+ */
 void lo_qp_peer_died_locked(struct lo_qp *qp)
 {
-	if (lo_qp_rx_active(qp))
-		lo_qp_to_err_locked(qp);
+	if (!lo_qp_rx_active(qp))
+		return;
+	lo_async_event(qp->qp.context, IBV_EVENT_QP_FATAL, &qp->qp);
+	lo_qp_to_err_locked(qp);
 }
 
 /* --- QP creation ---------------------------------------------------------- */
@@ -819,9 +906,9 @@ static struct ibv_qp *lo_qp_create(struct ibv_context *ctx, struct ibv_pd *pd,
 	pthread_mutex_init(&qp->lock, NULL);
 	lo_list_init(&qp->recvs);
 	lo_list_init(&qp->inq);
+	lo_list_init(&qp->early);
 	lo_list_init(&qp->srq_link);
 	lo_list_init(&qp->swrs);
-	lo_list_init(&qp->rx_conns);
 	lo_list_init(&qp->mcast);
 	lo_list_init(&qp->xrcd_link);
 	lo_list_init(&qp->tmo_link);
@@ -863,14 +950,14 @@ static struct ibv_qp *lo_qp_create(struct ibv_context *ctx, struct ibv_pd *pd,
 	qp->attr.port_num = 1;
 	qp->attr.path_mtu = IBV_MTU_4096;
 
-	if (lo_qp_listen(qp) ||
+	if (lo_qpn_alloc(qp) ||
 	    (ia->qp_type == IBV_QPT_UD && lo_ud_open(qp))) {
 		int e = errno;
 
 		lo_prog_lock();
 		pthread_mutex_lock(&qp->lock);
 		lo_ud_close(qp);
-		lo_qp_close_conns(qp, 0, true);
+		lo_qpn_free(qp);
 		pthread_mutex_unlock(&qp->lock);
 		lo_prog_unlock();
 		pthread_mutex_destroy(&qp->lock);
@@ -987,7 +1074,8 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	pthread_mutex_lock(&qp->lock);
 	lo_tmo_cancel(qp);
 	lo_ud_close(qp);
-	lo_qp_close_conns(qp, 0, true);
+	lo_qp_close_conns(qp, 0);
+	lo_qpn_free(qp);
 	pthread_mutex_unlock(&qp->lock);
 	lo_prog_unlock();
 
@@ -1091,7 +1179,7 @@ static void lo_store_attr(struct lo_qp *qp, struct ibv_qp_attr *a, int mask)
 static void lo_qp_reset_locked(struct lo_qp *qp)
 {
 	lo_tmo_cancel(qp);
-	lo_qp_close_conns(qp, 0, false);
+	lo_qp_close_conns(qp, 0);
 	while (!lo_list_empty(&qp->recvs)) {
 		struct lo_recv *r = lo_list_first(&qp->recvs, struct lo_recv,
 						  link);
@@ -1111,24 +1199,7 @@ static void lo_qp_reset_locked(struct lo_qp *qp)
 	lo_free_inq(qp);
 	qp->sq_error = false;
 	qp->peer_gone = false;
-}
-
-/* At RTR: read the streams from our peer, drop the others. */
-static void lo_qp_rx_ready_locked(struct lo_qp *qp)
-{
-	struct lo_list *l, *n;
-
-	for (l = qp->rx_conns.next; l != &qp->rx_conns; l = n) {
-		struct lo_conn *c = lo_container_of(l, struct lo_conn, link);
-
-		n = l->next;
-		if (!c->hello)
-			continue;
-		if (c->peer_qpn == qp->attr.dest_qp_num)
-			lo_conn_set_rx(c, true);
-		else
-			lo_conn_close_rx(c);
-	}
+	qp->comm_est = false;
 }
 
 int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -1136,7 +1207,6 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 {
 	enum ibv_qp_state cur, nxt;
 	struct lo_qp *qp;
-	int fd = -1;
 
 	if (!ibqp || !attr)
 		return EINVAL;
@@ -1155,6 +1225,12 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	    attr->max_dest_rd_atomic > LO_MAX_RD_ATOM)
 		return EINVAL;
 	if ((attr_mask & IBV_QP_DEST_QPN) && attr->dest_qp_num > 0xffffff)
+		return EINVAL;
+	/* RoCE: an address vector needs a GRH (rdma_check_ah_attr) */
+	if (((attr_mask & IBV_QP_AV) && (!attr->ah_attr.is_global ||
+	     attr->ah_attr.grh.sgid_index >= LO_GID_TBL_LEN)) ||
+	    ((attr_mask & IBV_QP_ALT_PATH) && (!attr->alt_ah_attr.is_global ||
+	     attr->alt_ah_attr.grh.sgid_index >= LO_GID_TBL_LEN)))
 		return EINVAL;
 
 	pthread_mutex_lock(&qp->lock);
@@ -1177,7 +1253,7 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	/* Dial outside every lock: connect() may wait for the accept. */
 	if (nxt == IBV_QPS_RTR && cur == IBV_QPS_INIT &&
 	    lo_qp_connected_type(qp))
-		fd = lo_dial(attr->dest_qp_num, false);
+		lo_link_dial(attr->dest_qp_num);
 
 	lo_prog_lock();
 	pthread_mutex_lock(&qp->lock);
@@ -1186,8 +1262,6 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		/* Raced with an error transition (peer died). */
 		pthread_mutex_unlock(&qp->lock);
 		lo_prog_unlock();
-		if (fd >= 0)
-			close(fd);
 		return EINVAL;
 	}
 	lo_store_attr(qp, attr, attr_mask);
@@ -1197,21 +1271,18 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 		lo_qp_reset_locked(qp);
 		ibqp->state = IBV_QPS_RESET;
 	} else {
-		if (fd >= 0) {
-			lo_qp_install_tx(qp, fd);
-			fd = -1;
-		}
 		ibqp->state = nxt;
-		if (nxt == IBV_QPS_RTR && cur == IBV_QPS_INIT)
-			lo_qp_rx_ready_locked(qp);
+		if (nxt == IBV_QPS_RTR && cur == IBV_QPS_INIT &&
+		    lo_qp_connected_type(qp)) {
+			lo_qp_attach_tx(qp, false);
+			lo_qp_early_locked(qp);
+		}
 		if (nxt == IBV_QPS_RTR || nxt == IBV_QPS_RTS)
 			lo_drain_inq_locked(qp);
 	}
 	qp->attr.qp_state = ibqp->state;
 	pthread_mutex_unlock(&qp->lock);
 	lo_prog_unlock();
-	if (fd >= 0)
-		close(fd);
 	return 0;
 }
 

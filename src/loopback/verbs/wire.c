@@ -1,11 +1,20 @@
 // SPDX-License-Identifier: MIT
 /*
- * wire.c - the transport: abstract AF_UNIX sockets named "@<ns>/qp/<qpn>"
- * (one SOCK_STREAM listener per QP, which also reserves the QPN machine
- * wide), dialled streams (one per connected QP, carrying its requests and
- * its responses to the peer), accepted streams (carrying the peer's), and
- * the per-process progress thread: epoll driven, reads and dispatches
- * frames in order, drains TX queues on EPOLLOUT, never blocks on a write.
+ * wire.c - the transport: each process owns a block of 2^14 QPNs,
+ * reserved machine wide by its SOCK_STREAM listener "@<ns>/qpb/<block>";
+ * a link is a stream dialled to a block's listener, one per block this
+ * process sends to, carrying every frame of its QPs to QPs of that block
+ * (requests and responses, each naming its source and destination QPN);
+ * the links it accepted carry the other processes' frames to its QPs.  So
+ * QPs cost no file descriptors: a process pays one for its block and two
+ * for each process it talks to.  The per-process progress thread is epoll
+ * driven, reads and dispatches frames in order, drains TX queues on
+ * EPOLLOUT, never blocks on a write.
+ *
+ * A link breaks only when a process dies (nothing closes one before):
+ * the frames each side sent are all delivered first, so a peer QP's
+ * goodbye (BYE: destroyed, or moved to ERR) always comes before its
+ * process's death is seen on the link it used.
  *
  * Connection objects are never freed while the progress thread may still
  * hold an event for them: killing one marks it dead, removes it from epoll
@@ -40,8 +49,6 @@
 
 #include "lo_verbs.h"
 
-#define LO_QPN_MIN	0x100
-#define LO_QPN_SPAN	(0xfff000 - LO_QPN_MIN)
 #define LO_RX_BUDGET	64
 
 static pthread_mutex_t lo_prog_mtx = PTHREAD_MUTEX_INITIALIZER;
@@ -56,8 +63,17 @@ static struct lo_list lo_all_conns = { &lo_all_conns, &lo_all_conns };
 static struct lo_list lo_zombies = { &lo_zombies, &lo_zombies };
 static int lo_epfd = -1;
 static int lo_wakefd = -1;		/* tells the thread to reap zombies */
-static uint32_t lo_qpn_next;
 static int lo_prog_waiters;	/* threads queueing for lo_prog_mtx */
+
+/* Our QPN block and its QPs (guarded by lo_prog_mtx). */
+static uint32_t lo_blk;			/* 0: none yet */
+static struct lo_conn *lo_blk_listener;
+static struct lo_qp **lo_blk_qps;	/* LO_QPN_PER_BLK entries */
+static uint32_t lo_blk_next, lo_blk_used;
+unsigned int lo_fork_gen;
+/* Links to other blocks, by block number (guarded by lo_link_mtx). */
+static pthread_mutex_t lo_link_mtx = PTHREAD_MUTEX_INITIALIZER;
+static struct lo_conn *lo_links[LO_QPN_BLKS];
 
 void lo_prog_lock(void)
 {
@@ -71,21 +87,13 @@ void lo_prog_unlock(void)
 	pthread_mutex_unlock(&lo_prog_mtx);
 }
 
-static void lo_qpn_seed(void)
-{
-	uint32_t r = 0;
-
-	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
-		r = (uint32_t)getpid() * 2654435761U;
-	__atomic_store_n(&lo_qpn_next, r % LO_QPN_SPAN, __ATOMIC_RELAXED);
-}
-
 /* --- fork: the child gets no progress thread and none of our sockets --- */
 
 static void lo_fork_prepare(void)
 {
 	pthread_mutex_lock(&lo_start_mtx);
 	pthread_mutex_lock(&lo_prog_mtx);
+	pthread_mutex_lock(&lo_link_mtx);
 	pthread_mutex_lock(&lo_conns_mtx);
 	pthread_mutex_lock(&lo_tmo_mtx);
 }
@@ -94,6 +102,7 @@ static void lo_fork_parent(void)
 {
 	pthread_mutex_unlock(&lo_tmo_mtx);
 	pthread_mutex_unlock(&lo_conns_mtx);
+	pthread_mutex_unlock(&lo_link_mtx);
 	pthread_mutex_unlock(&lo_prog_mtx);
 	pthread_mutex_unlock(&lo_start_mtx);
 }
@@ -126,8 +135,16 @@ static void lo_fork_child(void)
 	lo_wakefd = -1;
 	lo_timerfd = -1;
 	lo_prog_waiters = 0;
-	lo_qpn_seed();
+	/* the parent's block and links are the parent's: start afresh */
+	lo_blk = 0;
+	lo_blk_listener = NULL;
+	free(lo_blk_qps);
+	lo_blk_qps = NULL;
+	lo_blk_next = lo_blk_used = 0;
+	lo_fork_gen++;
+	memset(lo_links, 0, sizeof(lo_links));
 	pthread_mutex_init(&lo_tmo_mtx, NULL);
+	pthread_mutex_init(&lo_link_mtx, NULL);
 	pthread_mutex_init(&lo_conns_mtx, NULL);
 	pthread_mutex_init(&lo_prog_mtx, NULL);
 	pthread_mutex_init(&lo_start_mtx, NULL);
@@ -302,35 +319,6 @@ int lo_conn_queue(struct lo_conn *c, struct lo_txbuf *b)
 	return ret;
 }
 
-void lo_conn_set_rx(struct lo_conn *c, bool on)
-{
-	if (lo_dead(c))
-		return;
-	lo_conn_epoll(c, EPOLL_CTL_MOD, on ? EPOLLIN | EPOLLRDHUP : 0);
-}
-
-void lo_conn_close_rx(struct lo_conn *c)
-{
-	lo_conn_kill(c);
-}
-
-/* Hand the dialled stream back: linger until drained, then close. */
-static void lo_conn_close_tx(struct lo_conn *c)
-{
-	bool now;
-
-	pthread_mutex_lock(&c->tx_lock);
-	now = lo_dead(c) || c->broken || lo_list_empty(&c->txq) ||
-	      lo_epfd < 0;
-	if (!now) {
-		c->closing = true;
-		c->qp = NULL;
-	}
-	pthread_mutex_unlock(&c->tx_lock);
-	if (now)
-		lo_conn_kill(c);
-}
-
 /* --- names ---------------------------------------------------------------- */
 
 socklen_t lo_addr(struct sockaddr_un *sa, const char *kind, uint32_t qpn)
@@ -344,9 +332,14 @@ socklen_t lo_addr(struct sockaddr_un *sa, const char *kind, uint32_t qpn)
 	return offsetof(struct sockaddr_un, sun_path) + 1 + n;
 }
 
-static socklen_t lo_qp_addr(struct sockaddr_un *sa, uint32_t qpn)
+static uint32_t lo_blk_of(uint32_t qpn)
 {
-	return lo_addr(sa, "qp", qpn);
+	return qpn >> LO_QPN_BLK_BITS;
+}
+
+static socklen_t lo_blk_addr(struct sockaddr_un *sa, uint32_t blk)
+{
+	return lo_addr(sa, "qpb", blk);
 }
 
 /* Track fd as a connection of qp and watch it for events. */
@@ -471,94 +464,90 @@ static void lo_accept(struct lo_conn *l)
 		int fd = accept4(l->fd, NULL, NULL,
 				 SOCK_NONBLOCK | SOCK_CLOEXEC);
 		struct lo_conn *c;
-		struct lo_qp *qp = l->qp;
 
 		if (fd < 0) {
 			if (errno == EINTR || errno == ECONNABORTED)
 				continue;
 			return;
 		}
-		c = lo_conn_new(LO_CONN_RX, fd, qp);
+		c = lo_conn_new(LO_CONN_RX, fd, NULL);
 		if (!c) {
 			close(fd);
 			continue;
 		}
-		pthread_mutex_lock(&qp->lock);
-		lo_list_add_tail(&qp->rx_conns, &c->link);
 		if (lo_conn_epoll(c, EPOLL_CTL_ADD, EPOLLIN | EPOLLRDHUP))
 			lo_conn_kill(c);
+	}
+}
+
+/* Our QP of that number, if any.  Caller holds lo_prog_mtx. */
+static struct lo_qp *lo_qpn_lookup(uint32_t qpn)
+{
+	if (!lo_blk || lo_blk_of(qpn) != lo_blk)
+		return NULL;
+	return lo_blk_qps[qpn & (LO_QPN_PER_BLK - 1)];
+}
+
+/*
+ * The process owning block blk died (its link to us broke): our QPs
+ * connected to one of its QPs that did not say goodbye flush, as after a
+ * disconnect.  Caller holds lo_prog_mtx.
+ */
+static void lo_blk_died(uint32_t blk)
+{
+	uint32_t i;
+
+	for (i = 0; lo_blk_qps && i < LO_QPN_PER_BLK; i++) {
+		struct lo_qp *qp = lo_blk_qps[i];
+
+		if (!qp)
+			continue;
+		pthread_mutex_lock(&qp->lock);
+		if (qp->qp.qp_type != IBV_QPT_UD && !qp->peer_gone &&
+		    lo_blk_of(qp->attr.dest_qp_num) == blk)
+			lo_qp_peer_died_locked(qp);
 		pthread_mutex_unlock(&qp->lock);
 	}
 }
 
 static void lo_rx_eof(struct lo_conn *c)
 {
-	struct lo_qp *qp = c->qp;
-	bool peer;
+	uint32_t blk = c->hello ? c->blk : 0;
 
-	pthread_mutex_lock(&qp->lock);
-	if (lo_dead(c)) {
-		pthread_mutex_unlock(&qp->lock);
-		return;
-	}
-	peer = c->hello && !c->bye && c->peer_qpn == qp->attr.dest_qp_num;
 	lo_conn_kill(c);
-	if (peer)
-		lo_qp_peer_died_locked(qp);
-	pthread_mutex_unlock(&qp->lock);
+	if (blk)
+		lo_blk_died(blk);
 }
 
-/* One complete frame from an accepted stream.  false: stop reading. */
-static bool lo_rx_frame(struct lo_conn *c, struct lo_wire_hdr *h,
+/* One complete frame from an accepted link.  Owns pay. */
+static void lo_rx_frame(struct lo_conn *c, struct lo_wire_hdr *h,
 			unsigned char *pay)
 {
-	struct lo_qp *qp = c->qp;
-	bool more = true;
+	struct lo_qp *qp;
 
-	pthread_mutex_lock(&qp->lock);
-	if (lo_dead(c)) {
-		free(pay);
-		more = false;
-	} else if (h->op == LO_OP_HELLO) {
-		free(pay);
+	if (h->op == LO_OP_HELLO) {
 		c->hello = true;
-		c->peer_qpn = h->src_qpn;
-		if (!lo_qp_rx_active(qp)) {
-			/* Peer reached RTR first: wait for ours. */
-			lo_conn_set_rx(c, false);
-			more = false;
-		} else if (c->peer_qpn != qp->attr.dest_qp_num) {
-			lo_conn_kill(c);
-			more = false;
-		}
-	} else if (!c->hello || !lo_qp_rx_active(qp) ||
-		   c->peer_qpn != qp->attr.dest_qp_num) {
+		c->blk = lo_blk_of(h->src_qpn);
 		free(pay);
-		lo_conn_kill(c);
-		more = false;
-	} else {
-		if (h->op == LO_OP_BYE)
-			c->bye = true;
-		lo_qp_handle_msg_locked(qp, h, pay);
-		more = !lo_dead(c);
+		return;
 	}
+	qp = lo_qpn_lookup(h->dst_qpn);
+	if (!qp) {
+		/* a QP gone (or never here): like a wire, nobody answers */
+		if (lo_op_is_request(h->op))
+			lo_send_bye(h->dst_qpn, h->src_qpn, 0);
+		free(pay);
+		return;
+	}
+	pthread_mutex_lock(&qp->lock);
+	lo_qp_rx_frame_locked(qp, h, pay);
 	pthread_mutex_unlock(&qp->lock);
-	return more;
 }
 
-static void lo_rx(struct lo_conn *c, uint32_t events)
+static void lo_rx(struct lo_conn *c)
 {
 	int budget = LO_RX_BUDGET;
 
-	if (!(c->events & EPOLLIN)) {
-		/* Parked: only a hangup can arrive here. */
-		if (events & (EPOLLHUP | EPOLLERR)) {
-			pthread_mutex_lock(&c->qp->lock);
-			lo_conn_kill(c);
-			pthread_mutex_unlock(&c->qp->lock);
-		}
-		return;
-	}
 	while (budget > 0 && !lo_dead(c)) {
 		ssize_t n;
 
@@ -610,19 +599,45 @@ static void lo_rx(struct lo_conn *c, uint32_t events)
 			c->pay = NULL;
 			c->pay_got = 0;
 			budget--;
-			if (!lo_rx_frame(c, &h, pay))
-				return;
+			lo_rx_frame(c, &h, pay);
 		}
 	}
 }
 
+/*
+ * A link we dialled broke: the block's process is gone.  Its QPs' deaths
+ * show on the links they dialled to us (lo_rx_eof, in order with their
+ * goodbyes); here our QPs stop using this one, and requests they still
+ * wait for will never be answered.  Caller holds lo_prog_mtx.
+ */
+static void lo_link_broke(struct lo_conn *c)
+{
+	uint32_t i;
+
+	pthread_mutex_lock(&lo_link_mtx);
+	if (lo_links[c->blk] == c)
+		lo_links[c->blk] = NULL;
+	pthread_mutex_unlock(&lo_link_mtx);
+	for (i = 0; lo_blk_qps && i < LO_QPN_PER_BLK; i++) {
+		struct lo_qp *qp = lo_blk_qps[i];
+
+		if (!qp)
+			continue;
+		pthread_mutex_lock(&qp->lock);
+		if (qp->tx == c) {
+			qp->tx = NULL;
+			lo_qp_peer_lost_locked(qp);
+		}
+		pthread_mutex_unlock(&qp->lock);
+	}
+	lo_conn_kill(c);
+}
+
 static void lo_tx_event(struct lo_conn *c, uint32_t events)
 {
-	bool kill = false, was_broken;
-	struct lo_qp *qp;
+	bool broke = false;
 
 	pthread_mutex_lock(&c->tx_lock);
-	was_broken = c->broken;
 	if (events & EPOLLOUT) {
 		lo_txq_push(c);
 		if (lo_list_empty(&c->txq) && (c->events & EPOLLOUT) &&
@@ -630,27 +645,15 @@ static void lo_tx_event(struct lo_conn *c, uint32_t events)
 			lo_conn_epoll(c, EPOLL_CTL_MOD,
 				      c->events & ~EPOLLOUT);
 	}
-	if (events & (EPOLLHUP | EPOLLERR)) {
+	if ((events & (EPOLLHUP | EPOLLERR)) || c->broken) {
 		/* The peer closed its end: later sends fail. */
 		c->broken = true;
 		lo_txq_free(c);
-		if (c->in_epoll)
-			epoll_ctl(lo_epfd, EPOLL_CTL_DEL, c->fd, NULL);
-		c->in_epoll = false;
+		broke = true;
 	}
-	if (c->closing && (c->broken || lo_list_empty(&c->txq)))
-		kill = true;
-	qp = c->closing || was_broken || !c->broken ? NULL : c->qp;
 	pthread_mutex_unlock(&c->tx_lock);
-	if (kill)
-		lo_conn_kill(c);
-	if (qp) {
-		/* Requests still unanswered will never be. */
-		pthread_mutex_lock(&qp->lock);
-		if (qp->tx == c)
-			lo_qp_peer_lost_locked(qp);
-		pthread_mutex_unlock(&qp->lock);
-	}
+	if (broke)
+		lo_link_broke(c);
 }
 
 /*
@@ -674,7 +677,7 @@ static void lo_dispatch(struct epoll_event *ev, int n, bool thread)
 			lo_tx_event(c, ev[i].events);
 			break;
 		case LO_CONN_RX:
-			lo_rx(c, ev[i].events);
+			lo_rx(c);
 			break;
 		case LO_CONN_UD:
 			lo_ud_rx(c);
@@ -796,8 +799,6 @@ static int lo_start(void)
 		pthread_mutex_unlock(&lo_start_mtx);
 		return 0;
 	}
-	if (!__atomic_load_n(&lo_qpn_next, __ATOMIC_RELAXED))
-		lo_qpn_seed();
 	epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (epfd < 0) {
 		pthread_mutex_unlock(&lo_start_mtx);
@@ -831,62 +832,109 @@ static int lo_start(void)
 
 /* --- QP-facing API ------------------------------------------------------ */
 
-int lo_qp_listen(struct lo_qp *qp)
+/*
+ * Reserve a block of QPNs for this process: bind "@<ns>/qpb/<b>" for a
+ * free b, from a random start.  Caller holds lo_prog_mtx.
+ */
+static int lo_blk_reserve(void)
 {
 	struct sockaddr_un sa;
 	struct lo_conn *c;
-	uint32_t qpn = 0;
-	int fd, tries;
+	uint32_t r = 0, b = 0, tries;
+	int fd;
 
-	if (lo_start())
-		return -1;
+	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
+		r = (uint32_t)getpid() * 2654435761U;
 	fd = lo_socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
-	for (tries = 0; tries < (1 << 16); tries++) {
-		uint32_t n = __atomic_fetch_add(&lo_qpn_next, 1,
-						__ATOMIC_RELAXED);
-
-		qpn = LO_QPN_MIN + n % LO_QPN_SPAN;
-		if (!bind(fd, (struct sockaddr *)&sa, lo_qp_addr(&sa, qpn)))
+	/* block 0 holds the reserved QPNs below 0x100 */
+	for (tries = 0; tries < LO_QPN_BLKS - 1; tries++) {
+		b = 1 + (r + tries) % (LO_QPN_BLKS - 1);
+		if (!bind(fd, (struct sockaddr *)&sa, lo_blk_addr(&sa, b)))
 			break;
 		if (errno != EADDRINUSE) {
 			close(fd);
 			return -1;
 		}
 	}
-	if (tries == (1 << 16) || listen(fd, SOMAXCONN)) {
+	if (tries == LO_QPN_BLKS - 1 || listen(fd, SOMAXCONN)) {
 		close(fd);
 		errno = ENOMEM;
 		return -1;
 	}
-	c = lo_conn_new(LO_CONN_LISTEN, fd, qp);
-	if (!c) {
+	lo_blk_qps = calloc(LO_QPN_PER_BLK, sizeof(*lo_blk_qps));
+	c = lo_blk_qps ? lo_conn_new(LO_CONN_LISTEN, fd, NULL) : NULL;
+	if (!c || lo_conn_epoll(c, EPOLL_CTL_ADD, EPOLLIN)) {
+		if (c) {
+			pthread_mutex_lock(&lo_conns_mtx);
+			lo_list_del(&c->all_link);
+			pthread_mutex_unlock(&lo_conns_mtx);
+			pthread_mutex_destroy(&c->tx_lock);
+			free(c);
+		}
+		free(lo_blk_qps);
+		lo_blk_qps = NULL;
 		close(fd);
 		errno = ENOMEM;
 		return -1;
 	}
-	if (lo_conn_epoll(c, EPOLL_CTL_ADD, EPOLLIN)) {
-		int e = errno;
-
-		pthread_mutex_lock(&lo_conns_mtx);
-		lo_list_del(&c->all_link);
-		pthread_mutex_unlock(&lo_conns_mtx);
-		close(fd);
-		free(c);
-		errno = e;
-		return -1;
-	}
-	qp->listener = c;
-	qp->qp.qp_num = qpn;
+	lo_blk_listener = c;
+	lo_blk = b;
+	lo_blk_next = r;
+	lo_blk_used = 0;
 	return 0;
 }
 
-/* Connect to a QP's listener; the result is a non-blocking stream. */
-int lo_dial(uint32_t dest_qpn, bool nonblock)
+/* Give qp a QPN of our block (reserving the block first). */
+int lo_qpn_alloc(struct lo_qp *qp)
+{
+	uint32_t i, n;
+	int ret = -1;
+
+	if (lo_start())
+		return -1;
+	lo_prog_lock();
+	if (!lo_blk && lo_blk_reserve())
+		goto out;
+	for (i = 0; i < LO_QPN_PER_BLK; i++) {
+		n = (lo_blk_next + i) & (LO_QPN_PER_BLK - 1);
+		/* 0xffffff is the multicast QPN */
+		if (lo_blk_qps[n] ||
+		    ((lo_blk << LO_QPN_BLK_BITS) | n) == LO_MCAST_QPN)
+			continue;
+		lo_blk_qps[n] = qp;
+		lo_blk_next = n + 1;
+		lo_blk_used++;
+		qp->qp.qp_num = (lo_blk << LO_QPN_BLK_BITS) | n;
+		qp->gen = lo_fork_gen;
+		ret = 0;
+		goto out;
+	}
+	errno = ENOMEM;	/* LO_MAX_QPS live QPs */
+out:
+	lo_prog_unlock();
+	return ret;
+}
+
+/* qp's number is free again.  Caller holds lo_prog_mtx. */
+void lo_qpn_free(struct lo_qp *qp)
+{
+	uint32_t n = qp->qp.qp_num & (LO_QPN_PER_BLK - 1);
+
+	/* a QP inherited over fork() is not in this process's block */
+	if (qp->gen != lo_fork_gen || !lo_blk_qps ||
+	    lo_blk_of(qp->qp.qp_num) != lo_blk || lo_blk_qps[n] != qp)
+		return;
+	lo_blk_qps[n] = NULL;
+	lo_blk_used--;
+}
+
+/* Connect to a block's listener; the result is a non-blocking stream. */
+static int lo_dial_blk(uint32_t blk, bool nonblock)
 {
 	struct sockaddr_un sa;
-	socklen_t len = lo_qp_addr(&sa, dest_qpn);
+	socklen_t len = lo_blk_addr(&sa, blk);
 	int fd, r;
 
 	fd = lo_socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
@@ -905,58 +953,110 @@ int lo_dial(uint32_t dest_qpn, bool nonblock)
 	return fd;
 }
 
-/* Adopt a dialled stream as the QP's send direction; says HELLO. */
-void lo_qp_install_tx(struct lo_qp *qp, int fd)
+/*
+ * The link to blk, dialling it if there is none (without waiting with
+ * nonblock: a full backlog then fails).  NULL: nobody owns blk.
+ */
+static struct lo_conn *lo_link_get(uint32_t blk, bool dial, bool nonblock)
 {
 	struct lo_wire_hdr h;
 	struct lo_txbuf *b;
-	struct lo_conn *c = lo_conn_new(LO_CONN_TX, fd, qp);
+	struct lo_conn *c;
+	int fd;
 
+	if (!blk || blk >= LO_QPN_BLKS)
+		return NULL;
+	pthread_mutex_lock(&lo_link_mtx);
+	c = lo_links[blk];
+	pthread_mutex_unlock(&lo_link_mtx);
+	if (c || !dial)
+		return c;
+	fd = lo_dial_blk(blk, nonblock);
+	if (fd < 0)
+		return NULL;
+	c = lo_conn_new(LO_CONN_TX, fd, NULL);
 	if (!c) {
 		close(fd);
-		return;
+		return NULL;
 	}
-	if (lo_conn_epoll(c, EPOLL_CTL_ADD, 0)) {
+	c->blk = blk;
+	if (lo_conn_epoll(c, EPOLL_CTL_ADD, 0))
 		c->broken = true;
+	pthread_mutex_lock(&lo_link_mtx);
+	if (lo_links[blk]) {
+		/* another thread dialled it meanwhile: use that one */
+		struct lo_conn *o = lo_links[blk];
+
+		pthread_mutex_unlock(&lo_link_mtx);
+		lo_conn_kill(c);
+		return o;
 	}
-	qp->tx = c;
+	lo_links[blk] = c;
+	pthread_mutex_unlock(&lo_link_mtx);
+	/* the acceptor learns which block we are: our QPs' process */
 	memset(&h, 0, sizeof(h));
 	h.op = LO_OP_HELLO;
-	h.src_qpn = qp->qp.qp_num;
-	h.dst_qpn = qp->attr.dest_qp_num;
+	h.src_qpn = lo_blk << LO_QPN_BLK_BITS;
+	b = lo_txbuf_new(&h, 0);
+	if (b)
+		lo_conn_queue(c, b);
+	return c;
+}
+
+/*
+ * At INIT->RTR, outside every lock: make sure there is a link to the
+ * destination's block (connect() may wait for the listener's backlog).
+ */
+void lo_link_dial(uint32_t dest_qpn)
+{
+	lo_link_get(lo_blk_of(dest_qpn), true, false);
+}
+
+/* Use the link to qp's peer (dialling now if dial).  Holds the QP lock. */
+void lo_qp_attach_tx(struct lo_qp *qp, bool dial)
+{
+	if (!qp->tx)
+		qp->tx = lo_link_get(lo_blk_of(qp->attr.dest_qp_num), dial,
+				     true);
+}
+
+/* A goodbye from src_qpn (which we have no QP state for) to dst_qpn. */
+void lo_send_bye(uint32_t src_qpn, uint32_t dst_qpn, int status)
+{
+	struct lo_conn *c = lo_link_get(lo_blk_of(dst_qpn), true, true);
+	struct lo_wire_hdr h;
+	struct lo_txbuf *b;
+
+	if (!c)
+		return;
+	memset(&h, 0, sizeof(h));
+	h.op = LO_OP_BYE;
+	h.status = status;
+	h.src_qpn = src_qpn;
+	h.dst_qpn = dst_qpn;
 	b = lo_txbuf_new(&h, 0);
 	if (b)
 		lo_conn_queue(c, b);
 }
 
 /*
- * Close the QP's streams (and its listener when destroying).  bye tells
- * the peer why: 1 = we went to ERR (it flushes too), 0 = we are gone.
- * Caller holds the QP lock.
+ * qp stops talking to its peer; bye tells the peer why: 1 = we went to
+ * ERR (it flushes too), 0 = we are gone.  Caller holds the QP lock.
  */
-void lo_qp_close_conns(struct lo_qp *qp, int bye, bool listener_too)
+void lo_qp_close_conns(struct lo_qp *qp, int bye)
 {
-	if (qp->tx) {
-		struct lo_conn *c = qp->tx;
-		struct lo_wire_hdr h;
-		struct lo_txbuf *b;
+	struct lo_wire_hdr h;
+	struct lo_txbuf *b;
 
-		qp->tx = NULL;
-		memset(&h, 0, sizeof(h));
-		h.op = LO_OP_BYE;
-		h.status = bye;
-		h.src_qpn = qp->qp.qp_num;
-		h.dst_qpn = qp->attr.dest_qp_num;
-		b = lo_txbuf_new(&h, 0);
-		if (b)
-			lo_conn_queue(c, b);
-		lo_conn_close_tx(c);
-	}
-	while (!lo_list_empty(&qp->rx_conns))
-		lo_conn_kill(lo_list_first(&qp->rx_conns, struct lo_conn,
-					   link));
-	if (listener_too && qp->listener) {
-		lo_conn_kill(qp->listener);
-		qp->listener = NULL;
-	}
+	if (!qp->tx)
+		return;
+	memset(&h, 0, sizeof(h));
+	h.op = LO_OP_BYE;
+	h.status = bye;
+	h.src_qpn = qp->qp.qp_num;
+	h.dst_qpn = qp->attr.dest_qp_num;
+	b = lo_txbuf_new(&h, 0);
+	if (b)
+		lo_conn_queue(qp->tx, b);
+	qp->tx = NULL;
 }

@@ -1,0 +1,96 @@
+/*
+ * fuzz_report.c - fuzz harness of rdmacheck-report's input: the input is
+ * a JSON report, loaded twice (two processes) by the tool's own loader,
+ * then suppressed, merged and written out in every mode as the tool
+ * does, except that frames are not symbolized (modules are paths from
+ * the input).  The merged JSON document must be valid JSON again.
+ *
+ * The tool is compiled in here, statics and all, with its main() renamed;
+ * its die() jumps back here instead of exiting (die_catch).
+ */
+#define main rdmacheck_report_main
+#include "../../tools/rdmacheck-report.c"
+#undef main
+
+#include "fuzz.h"
+
+static FILE *devnull;
+
+int LLVMFuzzerInitialize(int *argc, char ***argv)
+{
+	static const char *const supp[] = {
+		"leak-*:*leaks.c", "double-destroy:drop_id", "*:rdma_connect",
+	};
+	unsigned i;
+
+	devnull = fopen("/dev/null", "w");
+	if (!devnull)
+		abort();
+	for (i = 0; i < sizeof(supp) / sizeof(supp[0]); i++)
+		rc_suppress_add_line(supp[i], "fuzz", i + 1);
+	return 0;
+}
+
+static char *copy(const uint8_t *data, size_t size)
+{
+	char *p = malloc(size ? size : 1);
+
+	if (!p)
+		abort();
+	memcpy(p, data, size);
+	return p;
+}
+
+/* What rdmacheck-report --json writes must read back as JSON. */
+static void check_json(void)
+{
+	struct jparser jp = { 0 };
+	struct arena tree = { 0 };
+	struct jv v;
+	char *out = NULL, err[256];
+	size_t len = 0;
+	FILE *o = open_memstream(&out, &len);
+
+	FUZZ_ASSERT(o);
+	output_json(o);
+	FUZZ_ASSERT(!fclose(o));
+	jp.arena = &tree;
+	if (!json_parse(&jp, out, len, &v, err, sizeof(err))) {
+		fprintf(stderr, "--json wrote bad JSON: %s\n", err);
+		abort();
+	}
+	FUZZ_ASSERT(v.t == J_OBJ);
+	arena_free(&tree);
+	free(out);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+	jmp_buf jb;
+
+	if (!devnull)
+		LLVMFuzzerInitialize(NULL, NULL);
+	if (setjmp(jb)) {
+		/* Bad input: die() said why. */
+		die_catch = NULL;
+		FUZZ_ASSERT(*die_msg);
+		free_reports();
+		return 0;
+	}
+	die_catch = &jb;
+	load_report_buf("fuzz.1.json", copy(data, size), size);
+	load_report_buf("fuzz.2.json", copy(data, size), size);
+	apply_suppressions();
+
+	merge_all(false);
+	output_text(devnull, false, false);
+	output_text(devnull, false, true);
+	merge_all(true);
+	output_text(devnull, true, false);
+	output_json(devnull);
+	check_json();
+
+	die_catch = NULL;
+	free_reports();
+	return 0;
+}
