@@ -255,7 +255,17 @@ void *rc_resolve(enum rc_fn fn)
 
 	/* After us in the search order comes our extension object, which
 	 * defines the newer functions: ask the library for those. */
-	p = fi->ext ? NULL : dlvsym(RTLD_NEXT, fi->name, fi->version);
+	if (fi->ext)
+		p = NULL;
+	else if (!strncmp(fi->version, "GLIBC_", 6))
+		/*
+		 * libc's functions (close, dup2, fcntl) may be interposed
+		 * after us too (librspreload's, unversioned, which dlvsym
+		 * skips): the next definition, as the program would call.
+		 */
+		p = dlsym(RTLD_NEXT, fi->name);
+	else
+		p = dlvsym(RTLD_NEXT, fi->name, fi->version);
 	if (!p && module_of_fn(fi) != RC_MOD_USER) {
 		/*
 		 * A library dlopen()ed with RTLD_LOCAL is not in the global
@@ -358,6 +368,8 @@ ret RC_NAME(name) RC_PARAMS(name, params)				\
 #define RC_GEN_WRAP(ret, name, fail, params, args)
 #define RC_GEN_WRAPV(ret, name, fail, params, args)
 #define RC_GEN_OP(ret, name, fail, params, args)
+/* In wrap_rsocket.c. */
+#define RC_GEN_RSOCK(ret, name, fail, params, args)
 
 #define RC_API(how, ret, name, ver, fail, params, args, effect) \
 	RC_GEN_##how(ret, name, fail, params, args)

@@ -229,6 +229,8 @@ static enum rc_rule leak_rule(const struct rc_obj *o)
 		return RC_R_LEAK_AH;
 	case RC_K_XRCD:
 		return RC_R_LEAK_XRCD;
+	case RC_K_RSOCKET:
+		return RC_R_LEAK_RSOCKET;
 	default:
 		return RC_R_COUNT;
 	}
@@ -364,6 +366,11 @@ static void leak_check(void)
 			snprintf(f->message, sizeof(f->message),
 				 "%u completion event%s leaked: %s", f->count,
 				 f->count == 1 ? "" : "s",
+				 rc_rules[f->rule].summary);
+		else if (f->count == 1 && f->objs[0].kind == RC_K_RSOCKET)
+			snprintf(f->message, sizeof(f->message),
+				 "%s %d leaked: %s", what,
+				 (int)f->objs[0].handle,
 				 rc_rules[f->rule].summary);
 		else if (f->count == 1)
 			snprintf(f->message, sizeof(f->message),

@@ -121,6 +121,10 @@ struct rc_obj {
 			struct rc_evhold async_ev;
 			/* A CQ's completion events: cqcount.c. */
 		} vb;
+		struct {
+			int fd;			/* the socket number */
+			int iomaps;		/* riomap()s not riounmap()ed */
+		} rs;
 	} u;
 };
 

@@ -43,7 +43,8 @@
 	X(TD, "td", "thread domain") \
 	X(CQ_EVENTS, "cq_events", "completion events") \
 	X(ASYNC_EVENTS, "async_events", "async events") \
-	X(THREAD, "thread", "thread")
+	X(THREAD, "thread", "thread") \
+	X(RSOCKET, "rsocket", "rsocket")
 
 enum rc_kind {
 #define X(e, json, text) RC_K_##e,

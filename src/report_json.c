@@ -444,6 +444,12 @@ static void json_obj(struct rc_out *o, const struct rc_objref *r, bool crash)
 	json_key(o, "handle");
 	json_hex(o, r->handle);
 	rc_out_puts(o, ", ");
+	if (r->kind == RC_K_RSOCKET) {
+		/* the rsocket's number (its handle, in hex above) */
+		json_key(o, "fd");
+		rc_out_dec(o, (long long)r->handle);
+		rc_out_puts(o, ", ");
+	}
 	json_key(o, "created");
 	json_where(o, r->created_tid, r->created_stack, crash);
 	rc_out_puts(o, ", ");

@@ -101,7 +101,10 @@ static void put_obj_name(struct rc_out *o, const struct rc_objref *r)
 	rc_out_puts(o, "  ");
 	rc_out_puts(o, rc_kind_text(r->kind));
 	rc_out_putc(o, ' ');
-	rc_out_hex(o, r->handle);
+	if (r->kind == RC_K_RSOCKET)
+		rc_out_dec(o, (long long)r->handle);	/* its number */
+	else
+		rc_out_hex(o, r->handle);
 }
 
 static void put_obj(struct rc_out *o, const struct rc_finding *f,

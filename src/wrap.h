@@ -386,6 +386,10 @@ extern RC_TLS int rc_lib_closing;
 	RC_FWDV(c, call);						\
 	rc_lib_closing--;						\
 } while (0)
+/* wrap_rsocket.c: the registry handle of the rsocket numbered fd (odd,
+ * so never an address; threads.c's are (tid << 3) | 1). */
+#define RC_RS_HANDLE(fd) (((uintptr_t)(unsigned)(fd) << 3) | 3)
+bool rc_rs_check(enum rc_fn fn, int s, uintptr_t ra);
 
 /* Read a field of a cm id we know is live. */
 #define RC_ID(o) ((struct rdma_cm_id *)(o)->handle)

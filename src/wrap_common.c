@@ -111,7 +111,9 @@ void rc_finding_add(struct rc_finding *f, const struct rc_obj *o,
 	}
 	r = &f->objs[f->nobjs++];
 	r->kind = o->kind;
-	r->handle = o->handle;
+	/* an rsocket is known by its number */
+	r->handle = o->kind == RC_K_RSOCKET ? (uintptr_t)o->u.rs.fd :
+		    o->handle;
 	r->created_tid = o->created_tid;
 	r->created_stack = o->created_stack;
 	r->destroyed = o->destroyed;

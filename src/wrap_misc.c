@@ -1,13 +1,10 @@
 /*
  * wrap_misc.c - the lists librdmacm hands out (the addrinfo lists of
- * rdma_getaddrinfo and rdma_query_addrinfo, rdma_get_devices' arrays) and
- * rfcntl, the one variadic export, which needs a hand-written forwarder.
+ * rdma_getaddrinfo and rdma_query_addrinfo, rdma_get_devices' arrays).
  */
 #include <errno.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <rdma/rdma_cma.h>
-#include <rdma/rsocket.h>
 
 #include "rc_newer.h"
 
@@ -117,20 +114,4 @@ void rdma_free_devices(struct ibv_context **list)
 			rc_untrack(&c, &o);
 	}
 	RC_FWDV(&c, RC_REAL(rdma_free_devices)(list));
-}
-
-int rfcntl(int socket, int cmd, ...)
-{
-	va_list ap;
-	long arg;
-
-	if (!RC_REAL(rfcntl)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	/* Every rfcntl command takes at most one int-sized argument. */
-	va_start(ap, cmd);
-	arg = va_arg(ap, long);
-	va_end(ap);
-	return RC_REAL(rfcntl)(socket, cmd, arg);
 }

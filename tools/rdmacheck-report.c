@@ -2323,7 +2323,11 @@ static void put_obj_name(FILE *o, const struct object *ob)
 	fputs("  ", o);
 	put_safe(o, kind_text(ob->kind));
 	fputc(' ', o);
-	put_safe(o, ob->handle);
+	/* an rsocket goes by its number, as in the shim's own text */
+	if (!strcmp(ob->kind, "rsocket") && !strncmp(ob->handle, "0x", 2))
+		fprintf(o, "%lu", strtoul(ob->handle + 2, NULL, 16));
+	else
+		put_safe(o, ob->handle);
 }
 
 static void put_obj(FILE *o, const struct finding *f, const struct object *ob)

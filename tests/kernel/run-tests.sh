@@ -41,7 +41,7 @@ tab=$(printf '\t')
 programs="cmtime-100 cmtime-1000 ucmatose ucmatose-c4 ucmatose-m
 ucmatose-C0 ucmatose-C0-c4 ucmatose-C0-m rping rping-q rdma_server
 rdma_xserver udaddy udaddy-c3 mckey mckey-l mckey-o rstream riostream
-rcopy pp-rc pp-rc-e pp-uc pp-uc-e pp-ud pp-ud-e pp-srq pp-srq-e"
+rcopy rspreload pp-rc pp-rc-e pp-uc pp-uc-e pp-ud pp-ud-e pp-srq pp-srq-e"
 
 list()
 {
@@ -70,6 +70,7 @@ fact()
 #   P_SERVER, P_CLIENT   command lines (word-split)
 #   P_READY              "listen PS PORT" | "mcast GROUP" | "tcp PORT":
 #                        when the server is ready for the client
+#   P_PRELOAD            preloaded into both programs (after the shim)
 #   P_KILL=1             the server never exits: killed after the client
 #   P_ONCE=1             too long to run twice: only under the shim
 #   P_TIMEOUT            seconds for one program (default 40)
@@ -78,7 +79,8 @@ fact()
 #   P_CLIENT_REJECT      a regex no client output line may match
 def_prog()
 {
-	P_KILL=0 P_ONCE=0 P_SERVER_EXPECT= P_CLIENT_EXPECT= P_CLIENT_REJECT=
+	P_KILL=0 P_ONCE=0 P_PRELOAD=
+	P_SERVER_EXPECT= P_CLIENT_EXPECT= P_CLIENT_REJECT=
 	P_TIMEOUT=40
 	case $1 in
 	cmtime-*)
@@ -193,6 +195,17 @@ def_prog()
 		P_CLIENT="$1 -s $A -S 4096 -C 100 -T v"
 		P_SERVER_EXPECT='^custom +4k +100 +1 '
 		P_CLIENT_EXPECT=$P_SERVER_EXPECT
+		;;
+	rspreload)
+		# a plain TCP echo pair made rsockets by librdmacm1's preload
+		# library (tests/programs/rspreload.sh)
+		P_READY="listen tcp 7472"
+		P_PRELOAD=/usr/lib/x86_64-linux-gnu/rsocket/librspreload.so.1
+		e=$build/tests/programs/sock_echo
+		P_SERVER="$e -s -b $A -p 7472"
+		P_CLIENT="$e -c $A -p 7472 -n 100 -S 1000"
+		P_SERVER_EXPECT='^server: echoed 100000 bytes$'
+		P_CLIENT_EXPECT='^client: 100 x 1000 bytes echoed$'
 		;;
 	pp-*)
 		# ibverbs-utils, QP numbers over TCP; rxe has no XRC, so no
@@ -354,9 +367,9 @@ pair_run()
 	if [ "$_mode" = shim ]; then
 		_opt_s="verbosity=2:log_path=$_d/server.%p.log:json=$_d/server.%p.json"
 		_opt_c="verbosity=2:log_path=$_d/client.%p.log:json=$_d/client.%p.json"
-		_pre="LD_PRELOAD=$shim"
+		_pre="LD_PRELOAD=$shim${P_PRELOAD:+:$P_PRELOAD}"
 	else
-		_opt_s= _opt_c= _pre=
+		_opt_s= _opt_c= _pre=${P_PRELOAD:+LD_PRELOAD=$P_PRELOAD}
 	fi
 	if ! poll 300 idle; then
 		fact "$_mode.server.rc" "busy"

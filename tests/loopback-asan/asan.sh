@@ -111,7 +111,7 @@ unset RDMACHECK_LOOPBACK_NS
 # only (not into the harness's shell, timeout or awk) and keep argv[0]
 # (rdma_xserver prints it).
 progs="cmtime ucmatose rping rdma_server rdma_client rdma_xserver
-rdma_xclient udaddy mckey"
+rdma_xclient udaddy mckey rstream riostream rcopy udpong"
 have=
 for p in $progs; do
 	real=$(command -v "$p") || continue
@@ -126,7 +126,7 @@ else
 	uses_asan "$(command -v rping || command -v cmtime)"
 fi
 for t in cmtime ucmatose-cm ucmatose rping rdma-server rdma-xserver \
-	 udaddy mckey; do
+	 udaddy mckey rstream riostream rcopy udpong; do
 	PATH="$tmp/bin:$PATH" RDMACHECK_LOOPBACK_DIRS="asan=$dir" \
 		RDMACHECK_SHIM= sh "$src/tests/programs/$t.sh" \
 		>"$tmp/$t.out" 2>&1

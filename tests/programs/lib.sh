@@ -125,11 +125,33 @@ lo_wait_tcp()
 	return 1
 }
 
+# lo_wait_udp PORT PID: poll /proc/net/udp (bounded) until a socket is
+# bound to UDP port PORT (a datagram rsocket's: a real host port, not
+# namespaced); fail early if the server died.
+lo_wait_udp()
+{
+	_hex=$(printf '%04X' "$1")
+	_i=0
+	while [ "$_i" -lt 1000 ]; do
+		if awk -v p="$_hex" 'NR > 1 { split($2, a, ":")
+		    if (a[2] == p) f = 1 } END { exit !f }' \
+		    /proc/net/udp /proc/net/udp6 2>/dev/null; then
+			return 0
+		fi
+		kill -0 "$2" 2>/dev/null || return 1
+		sleep 0.01
+		_i=$((_i + 1))
+	done
+	return 1
+}
+
 # lo_wait_ready NS PID: wait for the server of lo_run_pair (see there).
 lo_wait_ready()
 {
 	if [ -n "${LO_TCP_PORT:-}" ]; then
 		lo_wait_tcp "$LO_TCP_PORT" "$2"
+	elif [ -n "${LO_UDP_PORT:-}" ]; then
+		lo_wait_udp "$LO_UDP_PORT" "$2"
 	elif [ -n "${LO_MGID:-}" ]; then
 		lo_wait_mcast "$1" "$LO_MGID" "$2"
 	else
@@ -223,6 +245,8 @@ lo_want_rc()
 #   LO_MGID             instead: wait until the server (a multicast
 #                       receiver) is a member of this group
 #   LO_TCP_PORT         instead: wait until a TCP socket listens on it
+#   LO_UDP_PORT         instead: wait until the server has bound this
+#                       UDP port (a datagram rsocket)
 #   LO_KILL_SERVER=1    the server never exits: kill it after the client
 #   LO_SERVER_EXPECT, LO_CLIENT_EXPECT  newline-separated regexes
 #   LO_CLIENT_REJECT    a regex no client output line may match

@@ -3,8 +3,8 @@
 # build of src/tsan, with configure --enable-tsan): the stress test (2 to
 # 16 threads churning events and ids with injected bugs), the threads and
 # waiting scenarios (cancelled waiters, the watchdog reporting a blocked
-# destroy, snapshots) and the verbs event counts from several threads
-# must run with no ThreadSanitizer report.
+# destroy, snapshots), the verbs event counts from several threads and
+# three rsocket scenarios must run with no ThreadSanitizer report.
 shim=${top_builddir:-.}/src/tsan/.libs/librdmacheck.so
 rt=${RDMACHECK_TSAN_RUNTIME:-}
 if [ -z "$rt" ]; then
@@ -65,6 +65,13 @@ if [ -n "${RDMACHECK_LOOPBACK_SYMBOLIC_DIR:-}" ]; then
 	run symbolic-verbs 0 "$bin/verbs" clean
 	lo=
 fi
+# rsockets: the socket table is read by every r* call and written by
+# rsocket, raccept and rclose, while librdmacm's listen and connect
+# threads make their own calls through the shim.
+log= opts=
+run rsockets-leak 23 "$bin/rsockets" leak-rsocket
+run rsockets-riomap 0 "$bin/rsockets" riomap-leak
+run rsockets-poll 0 "$bin/rsockets" rsocket-use-after-close.rpoll.clean
 n=$(cat "$tmp"/tsan.* 2>/dev/null | grep -c 'WARNING: ThreadSanitizer')
 if [ "$n" != 0 ]; then
 	echo "tsan: FAIL: $n ThreadSanitizer reports:"

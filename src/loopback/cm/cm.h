@@ -4,9 +4,10 @@
  * Owns the private id, channel, event and connection structures shared by
  * channel.c (channels, events, sync waits, migrate), id.c (init, devices,
  * ids, addressing, endpoints), conn.c (wire protocol incl. SIDR, progress
- * thread, connection calls, QPs), mcast.c (multicast joins), stubs.c
- * (not yet emulated parts) and, in the rdmacm14 build only
- * (LO_RDMACM_1_4), rdmacm14.c (the RDMACM_1.4 calls).
+ * thread, connection calls, QPs), mcast.c (multicast joins), the
+ * rsockets in ../rs (which use cm_init, cm_complete and cm_qp_to_err
+ * as 44.0's use ucma_init, ucma_complete and ucma_shutdown) and, in the
+ * rdmacm14 build only (LO_RDMACM_1_4), rdmacm14.c (the RDMACM_1.4 calls).
  *
  * Locking: one process-wide mutex (cm.lock) guards every id's state, every
  * channel queue, the joins and the event accounting; cm.cond wakes
@@ -25,6 +26,8 @@
 #include <pthread.h>
 #include <stdint.h>
 #include <sys/socket.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <netinet/in.h>
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
@@ -60,6 +63,16 @@ static inline void cm_list_del(struct cm_list *n)
 
 #define cm_container_of(p, type, member) \
 	((type *)((char *)(p) - __builtin_offsetof(type, member)))
+
+/*
+ * The backend's own AF_UNIX sockets, made by the system call: a socket()
+ * interposer such as librspreload (which tries rsocket() first for every
+ * socket) must not see them, as it sees none of the real library's.
+ */
+static inline int cm_socket(int domain, int type, int protocol)
+{
+	return (int)syscall(SYS_socket, domain, type, protocol);
+}
 
 /* Real IB CM private data sizes, and the CMA header taken from the REQ. */
 #define CM_REQ_PDATA	92

@@ -474,7 +474,7 @@ static int cm_try_names(int *fds, unsigned int names,
 		if (!(names & (1U << k)))
 			continue;
 		if (fds[k] < 0)
-			fds[k] = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC,
+			fds[k] = cm_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC,
 					0);
 		if (fds[k] < 0 ||
 		    bind(fds[k], (struct sockaddr *)&sun,
@@ -602,7 +602,8 @@ int cm_port_listened(enum rdma_port_space ps, uint16_t port, int kind)
 	struct sockaddr_un sun;
 	int fd, r;
 
-	fd = socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK, 0);
+	fd = cm_socket(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC | SOCK_NONBLOCK,
+		       0);
 	if (fd < 0)
 		return 0;
 	r = connect(fd, (struct sockaddr *)&sun, cm_sun(&sun, ps, port, kind));

@@ -18,6 +18,8 @@
 #include <sys/types.h>
 #include <sys/socket.h>
 #include <sys/un.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 #include <infiniband/verbs.h>
 
 #define LO_DEV_NAME		"rdmalo0"
@@ -41,6 +43,16 @@
 
 #define lo_container_of(ptr, type, member) \
 	((type *)((char *)(ptr) - offsetof(type, member)))
+
+/*
+ * The backend's own AF_UNIX sockets, made by the system call: a socket()
+ * interposer such as librspreload (which tries rsocket() first for every
+ * socket) must not see them, as it sees none of the real library's.
+ */
+static inline int lo_socket(int domain, int type, int protocol)
+{
+	return (int)syscall(SYS_socket, domain, type, protocol);
+}
 
 /* Simple intrusive doubly linked list. */
 struct lo_list {

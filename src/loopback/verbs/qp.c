@@ -419,6 +419,20 @@ static void *lo_remote_ptr(struct lo_qp *qp, struct lo_wire_hdr *h,
 }
 
 /*
+ * Place an RDMA write's bytes in our memory as an HCA's DMA does: each
+ * byte stored once, the last one last.  memcpy may store a byte twice
+ * (for 64 bytes glibc's AVX-512 copy writes the same vector twice), so a
+ * program that polls the last byte (riostream) could see it, write the
+ * buffer, and have its write undone by the copy's second store.
+ */
+static void lo_write_mem(unsigned char *p, const unsigned char *pay,
+			 uint32_t len)
+{
+	memcpy(p, pay, len - 1);
+	__atomic_store_n(&p[len - 1], pay[len - 1], __ATOMIC_RELEASE);
+}
+
+/*
  * An RDMA operation the QP does not allow (qp_access_flags) is an invalid
  * request, not an access error: NAK "invalid request" for the requester
  * (IBV_WC_REM_INV_REQ_ERR), as rxe's check_op_valid does; UC drops it.
@@ -532,7 +546,7 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 			p = lo_remote_ptr(qp, h, h->len,
 					  IBV_ACCESS_REMOTE_WRITE);
 			if (p)
-				memcpy(p, pay, h->len);
+				lo_write_mem(p, pay, h->len);
 			lo_mr_unlock();
 			if (!p) {
 				lo_resp_error(qp, h->seq, IBV_WC_REM_ACCESS_ERR,

@@ -34,7 +34,7 @@ int lo_ud_open(struct lo_qp *qp)
 	struct sockaddr_un sa;
 	int fd, sz = 1 << 20;
 
-	fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = lo_socket(AF_UNIX, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &sz, sizeof(sz));
@@ -49,7 +49,7 @@ int lo_ud_open(struct lo_qp *qp)
 		errno = ENOMEM;
 		return -1;
 	}
-	qp->ud_tx_fd = socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+	qp->ud_tx_fd = lo_socket(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0);
 	if (qp->ud_tx_fd < 0)
 		return -1;
 	/* A receiver that does not drain within this drops our datagram. */

@@ -845,7 +845,7 @@ static int lo_blk_reserve(void)
 
 	if (getrandom(&r, sizeof(r), GRND_NONBLOCK) != sizeof(r))
 		r = (uint32_t)getpid() * 2654435761U;
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+	fd = lo_socket(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
 	if (fd < 0)
 		return -1;
 	/* block 0 holds the reserved QPNs below 0x100 */
@@ -937,8 +937,8 @@ static int lo_dial_blk(uint32_t blk, bool nonblock)
 	socklen_t len = lo_blk_addr(&sa, blk);
 	int fd, r;
 
-	fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
-		    (nonblock ? SOCK_NONBLOCK : 0), 0);
+	fd = lo_socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC |
+		       (nonblock ? SOCK_NONBLOCK : 0), 0);
 	if (fd < 0)
 		return -1;
 	do {
