@@ -107,10 +107,16 @@ static void rts(struct ibv_qp *qp)
 			      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) == 0);
 }
 
+/* Through INIT from RESET, which cannot go to ERR directly. */
 static void to_err(struct ibv_qp *qp)
 {
-	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
+	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
 
+	if (qp->state == IBV_QPS_RESET)
+		REQUIRE(ibv_modify_qp(qp, &qa, IBV_QP_STATE |
+				      IBV_QP_PKEY_INDEX | IBV_QP_PORT |
+				      IBV_QP_ACCESS_FLAGS) == 0);
+	qa.qp_state = IBV_QPS_ERR;
 	REQUIRE(ibv_modify_qp(qp, &qa, IBV_QP_STATE) == 0);
 }
 

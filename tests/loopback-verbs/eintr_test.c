@@ -140,6 +140,7 @@ static struct ibv_qp *err_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 			     struct ibv_srq *srq)
 {
 	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
 	struct ibv_qp_attr qa = { .qp_state = IBV_QPS_ERR };
 	struct ibv_qp *q;
 
@@ -150,7 +151,10 @@ static struct ibv_qp *err_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
 	ia.qp_type = IBV_QPT_RC;
 	q = ibv_create_qp(pd, &ia);
-	if (q && !srq && ibv_modify_qp(q, &qa, IBV_QP_STATE)) {
+	/* to INIT first: RESET cannot go to ERR; an SRQ QP waits there */
+	if (q && (ibv_modify_qp(q, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
+		  (!srq && ibv_modify_qp(q, &qa, IBV_QP_STATE)))) {
 		ibv_destroy_qp(q);
 		q = NULL;
 	}

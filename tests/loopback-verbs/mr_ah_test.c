@@ -9,7 +9,8 @@
  *    libibverbs 44.0 does (input errors before the command, -1/EINVAL;
  *    what the kernel refuses, -4);
  *  - an address handle, or an RC QP's address vector at RTR, without a
- *    GRH fails with EINVAL, as on every RoCE port;
+ *    GRH fails with EINVAL, as on every RoCE port; a QP in RESET cannot
+ *    go to ERR (EINVAL), as the kernel's state table says;
  *  - memory windows can be allocated (as on rxe; leak-mw needs one).
  */
 #include <errno.h>
@@ -116,6 +117,11 @@ static void test_grh(void)
 	ia.qp_type = IBV_QPT_RC;
 	qp = ibv_create_qp(pd, &ia);
 	REQUIRE(qp);
+	/* RESET to ERR is not in the kernel's state table */
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_ERR;
+	CHECK(ibv_modify_qp(qp, &qa, IBV_QP_STATE) == EINVAL);
+	CHECK(qp->state == IBV_QPS_RESET);
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_state = IBV_QPS_INIT;
 	qa.port_num = 1;

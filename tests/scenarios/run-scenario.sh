@@ -85,8 +85,10 @@ run_one() {
 	# shellcheck disable=SC2086
 	[ -n "$wrapper" ] && set -- $wrapper "$@"
 	status=0
-	# Only the scenario runs under the shim, not timeout(1).
-	timeout -k 5 "$timeout" env LD_LIBRARY_PATH="$libpath" \
+	# Only the scenario runs under the shim, not timeout(1).  A scenario
+	# stopped by its TERM still writes its exit report: under a guest's
+	# emulation that can take seconds, so the KILL comes late.
+	timeout -k 30 "$timeout" env LD_LIBRARY_PATH="$libpath" \
 		SCN_DIR="$top_builddir/tests/scenarios" \
 		LD_PRELOAD="$preload" \
 		RDMACHECK_LOOPBACK_NS="rcscn-$$-$build-$name" \

@@ -99,10 +99,14 @@ static struct ibv_cq *make_cq(struct ibv_context *ctx,
 	return cq;
 }
 
-/* An RC QP on cq (and srq), in the error state. */
+/*
+ * An RC QP on cq (and srq), in the error state: through INIT, as RESET to
+ * ERR is not a transition the kernel allows.
+ */
 static struct ibv_qp *err_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 			     struct ibv_srq *srq)
 {
+	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	struct ibv_qp_init_attr qa;
 	struct ibv_qp *qp;
@@ -114,20 +118,30 @@ static struct ibv_qp *err_qp(struct ibv_pd *pd, struct ibv_cq *cq,
 	qa.cap.max_send_wr = qa.cap.max_recv_wr = 2;
 	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
 	qp = ibv_create_qp(pd, &qa);
-	if (!qp || ibv_modify_qp(qp, &attr, IBV_QP_STATE))
-		scn_die("ibv_create_qp/ibv_modify_qp(ERR)");
+	if (!qp || ibv_modify_qp(qp, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
+	    ibv_modify_qp(qp, &attr, IBV_QP_STATE))
+		scn_die("ibv_create_qp/ibv_modify_qp(INIT, ERR)");
 	return qp;
 }
 
-/* One completion event for cq (of qp, in the error state) on its channel. */
+/*
+ * One completion event for cq (qp's send CQ; qp in the error state) on
+ * its channel: a send, flushed.  Not a receive: rxe's receive queue lives
+ * in user space, and its kernel side flushes only what it sees when
+ * traffic or a state change wakes it, so a receive posted in ERR never
+ * completes there.
+ */
 static void make_event(struct ibv_qp *qp, struct ibv_cq *cq)
 {
-	struct ibv_recv_wr wr, *badwr;
+	struct ibv_send_wr wr, *badwr;
 	struct ibv_wc wc;
 
 	memset(&wr, 0, sizeof(wr));
-	if (ibv_req_notify_cq(cq, 0) || ibv_post_recv(qp, &wr, &badwr))
-		scn_die("ibv_req_notify_cq/ibv_post_recv");
+	wr.opcode = IBV_WR_SEND;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	if (ibv_req_notify_cq(cq, 0) || ibv_post_send(qp, &wr, &badwr))
+		scn_die("ibv_req_notify_cq/ibv_post_send");
 	while (ibv_poll_cq(cq, 1, &wc) == 0)
 		;
 }
@@ -638,8 +652,8 @@ static NOINLINE void cq_events_unacked_at_destroy_qp(void)
 	struct ibv_cq *cq;
 
 	lib_qp(id);
-	make_event(id->qp, id->recv_cq);
-	cq = get_event(id->recv_cq_channel);
+	make_event(id->qp, id->send_cq);
+	cq = get_event(id->send_cq_channel);
 	/* Bad: the library's CQ goes with the QP, and its destroy would
 	 * wait for the ack forever: refused. */
 	if (bad) {

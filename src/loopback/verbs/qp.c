@@ -1111,8 +1111,11 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 static bool lo_transition_ok(enum ibv_qp_state cur, enum ibv_qp_state nxt,
 			     enum ibv_qp_type type)
 {
-	if (nxt == IBV_QPS_RESET || nxt == IBV_QPS_ERR)
+	if (nxt == IBV_QPS_RESET)
 		return true;
+	/* As the kernel's table (ib_modify_qp_is_ok): not from RESET. */
+	if (nxt == IBV_QPS_ERR)
+		return cur != IBV_QPS_RESET;
 	switch (cur) {
 	case IBV_QPS_RESET:
 		return nxt == IBV_QPS_INIT;
