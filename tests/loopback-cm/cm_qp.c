@@ -34,26 +34,11 @@
 #include <rdma/rdma_cma.h>
 
 #include "../lib/tcheck.h"
+#include "../lib/tcm.h"
 
 #define PORT	7493
 
 static struct sockaddr_in server_addr;
-
-static struct rdma_cm_event *expect(struct rdma_event_channel *ch,
-				    enum rdma_cm_event_type t)
-{
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-	struct rdma_cm_event *e;
-
-	REQUIRE(poll(&pfd, 1, 10000) == 1);
-	REQUIRE(rdma_get_cm_event(ch, &e) == 0);
-	if (e->event != t) {
-		fprintf(stderr, "FATAL: got %s (status %d), want %s\n",
-			rdma_event_str(e->event), e->status, rdma_event_str(t));
-		exit(1);
-	}
-	return e;
-}
 
 /* The RoCE GID of an IPv4 address: ::ffff:a.b.c.d */
 static union ibv_gid gid_of(const struct sockaddr *sa)
@@ -141,9 +126,9 @@ static void connect_pair(struct conn *k, int port, int depth, int ack)
 	}
 	REQUIRE(rdma_resolve_addr(k->c, NULL, (struct sockaddr *)&sin,
 				  2000) == 0);
-	rdma_ack_cm_event(expect(k->ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	rdma_ack_cm_event(tcm_expect(k->ch, RDMA_CM_EVENT_ADDR_RESOLVED));
 	REQUIRE(rdma_resolve_route(k->c, 2000) == 0);
-	rdma_ack_cm_event(expect(k->ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	rdma_ack_cm_event(tcm_expect(k->ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
 
 	/* before a connection: no remote access (cma_ib_init_qp_attr) */
 	a.qp_state = IBV_QPS_INIT;
@@ -157,7 +142,7 @@ static void connect_pair(struct conn *k, int port, int depth, int ack)
 	param.initiator_depth = depth;
 	param.responder_resources = 1;
 	REQUIRE(rdma_connect(k->c, &param) == 0);
-	e = expect(k->ch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	e = tcm_expect(k->ch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	k->s = e->id;
 	/* the initiator's view, turned round */
 	CHECK(e->param.conn.responder_resources == depth &&
@@ -168,8 +153,8 @@ static void connect_pair(struct conn *k, int port, int depth, int ack)
 	CHECK(access_of(k->s->qp) == access_for(depth));
 	param.initiator_depth = param.responder_resources = 1;
 	REQUIRE(rdma_accept(k->s, &param) == 0);
-	rdma_ack_cm_event(expect(k->ch, RDMA_CM_EVENT_ESTABLISHED));
-	rdma_ack_cm_event(expect(k->ch, RDMA_CM_EVENT_ESTABLISHED));
+	rdma_ack_cm_event(tcm_expect(k->ch, RDMA_CM_EVENT_ESTABLISHED));
+	rdma_ack_cm_event(tcm_expect(k->ch, RDMA_CM_EVENT_ESTABLISHED));
 	/* ... still, though the accept gave 1; the REP's for the client */
 	CHECK(access_of(k->s->qp) == access_for(depth));
 	CHECK(access_of(k->c->qp) == access_for(1));
@@ -186,9 +171,9 @@ static void connect_pair(struct conn *k, int port, int depth, int ack)
 static void teardown(struct conn *k)
 {
 	CHECK(rdma_disconnect(k->c) == 0);
-	rdma_ack_cm_event(expect(k->ch, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_ack_cm_event(tcm_expect(k->ch, RDMA_CM_EVENT_DISCONNECTED));
 	CHECK(rdma_disconnect(k->s) == 0);
-	rdma_ack_cm_event(expect(k->ch, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_ack_cm_event(tcm_expect(k->ch, RDMA_CM_EVENT_DISCONNECTED));
 	CHECK(ibv_dereg_mr(k->cmr) == 0);
 	CHECK(ibv_dereg_mr(k->smr) == 0);
 	rdma_destroy_qp(k->c);

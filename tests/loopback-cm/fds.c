@@ -23,6 +23,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "../lib/tcheck.h"
+#include "../lib/tcm.h"
 
 #define N	200
 #define PORT	7490
@@ -38,22 +39,6 @@ static int nfds(void)
 		n += de->d_name[0] != '.';
 	closedir(d);
 	return n - 1;	/* the directory's own */
-}
-
-static struct rdma_cm_event *expect(struct rdma_event_channel *ch,
-				    enum rdma_cm_event_type t)
-{
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-	struct rdma_cm_event *e;
-
-	REQUIRE(poll(&pfd, 1, 10000) == 1);
-	REQUIRE(rdma_get_cm_event(ch, &e) == 0);
-	if (e->event != t) {
-		fprintf(stderr, "FAIL: got %s (status %d), want %s\n",
-			rdma_event_str(e->event), e->status, rdma_event_str(t));
-		exit(1);
-	}
-	return e;
 }
 
 struct end {
@@ -92,27 +77,28 @@ static void connect_all(struct end *k, int n, int qps,
 		REQUIRE(rdma_create_id(cch, &k[i].c, NULL, RDMA_PS_TCP) == 0);
 		REQUIRE(rdma_resolve_addr(k[i].c, NULL,
 					  (struct sockaddr *)&dst, 2000) == 0);
-		rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
+		rdma_ack_cm_event(tcm_expect(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
 		REQUIRE(rdma_resolve_route(k[i].c, 2000) == 0);
-		rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+		rdma_ack_cm_event(tcm_expect(cch,
+					     RDMA_CM_EVENT_ROUTE_RESOLVED));
 		if (qps)
 			qp(k[i].c);
 		REQUIRE(rdma_connect(k[i].c, &param) == 0);
-		e = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+		e = tcm_expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
 		k[i].child = e->id;
 		rdma_ack_cm_event(e);
 		if (qps)
 			qp(k[i].child);
 		REQUIRE(rdma_accept(k[i].child, &param) == 0);
 		if (qps) {
-			rdma_ack_cm_event(expect(cch,
+			rdma_ack_cm_event(tcm_expect(cch,
 						 RDMA_CM_EVENT_ESTABLISHED));
 		} else {
-			rdma_ack_cm_event(expect(cch,
+			rdma_ack_cm_event(tcm_expect(cch,
 					RDMA_CM_EVENT_CONNECT_RESPONSE));
 			REQUIRE(rdma_establish(k[i].c) == 0);
 		}
-		rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_ESTABLISHED));
+		rdma_ack_cm_event(tcm_expect(lch, RDMA_CM_EVENT_ESTABLISHED));
 	}
 }
 

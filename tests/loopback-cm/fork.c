@@ -34,6 +34,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "../lib/tcheck.h"
+#include "../lib/tcm.h"
 
 #define NCHILD		300
 #define DEADLINE_S	20
@@ -51,23 +52,6 @@ static struct sockaddr_in addr(const char *ip, int port)
 	return sin;
 }
 
-/* Next event on ch within 10 s, which must be of type t. */
-static struct rdma_cm_event *expect(struct rdma_event_channel *ch,
-				    enum rdma_cm_event_type t)
-{
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-	struct rdma_cm_event *e;
-
-	REQUIRE(poll(&pfd, 1, 10000) == 1);
-	REQUIRE(rdma_get_cm_event(ch, &e) == 0);
-	if (e->event != t) {
-		fprintf(stderr, "FAIL: got %s (status %d), want %s\n",
-			rdma_event_str(e->event), e->status, rdma_event_str(t));
-		exit(1);
-	}
-	return e;
-}
-
 static int nothing_pending(struct rdma_event_channel *ch)
 {
 	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
@@ -83,9 +67,9 @@ static struct rdma_cm_id *resolved(struct rdma_event_channel *ch, int port)
 	REQUIRE(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == 0);
 	REQUIRE(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
 				  2000) == 0);
-	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	rdma_ack_cm_event(tcm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
 	REQUIRE(rdma_resolve_route(id, 2000) == 0);
-	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	rdma_ack_cm_event(tcm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
 	return id;
 }
 
@@ -104,21 +88,21 @@ static void connect_pair(struct conn *k, int port)
 
 	k->c = resolved(k->cch, port);
 	REQUIRE(rdma_connect(k->c, &param) == 0);
-	k->req = expect(k->lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	k->req = tcm_expect(k->lch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	k->child = k->req->id;
 	REQUIRE(rdma_accept(k->child, &param) == 0);
-	rdma_ack_cm_event(expect(k->cch, RDMA_CM_EVENT_CONNECT_RESPONSE));
+	rdma_ack_cm_event(tcm_expect(k->cch, RDMA_CM_EVENT_CONNECT_RESPONSE));
 	REQUIRE(rdma_establish(k->c) == 0);
-	rdma_ack_cm_event(expect(k->lch, RDMA_CM_EVENT_ESTABLISHED));
+	rdma_ack_cm_event(tcm_expect(k->lch, RDMA_CM_EVENT_ESTABLISHED));
 }
 
 /* Disconnect as the IB CM wants it: both sides, then destroy. */
 static void close_pair(struct conn *k)
 {
 	REQUIRE(rdma_disconnect(k->c) == 0);
-	rdma_ack_cm_event(expect(k->lch, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_ack_cm_event(tcm_expect(k->lch, RDMA_CM_EVENT_DISCONNECTED));
 	REQUIRE(rdma_disconnect(k->child) == 0);
-	rdma_ack_cm_event(expect(k->cch, RDMA_CM_EVENT_DISCONNECTED));
+	rdma_ack_cm_event(tcm_expect(k->cch, RDMA_CM_EVENT_DISCONNECTED));
 	REQUIRE(rdma_destroy_id(k->child) == 0);
 	rdma_ack_cm_event(k->req);
 	REQUIRE(rdma_destroy_id(k->c) == 0);
@@ -403,7 +387,7 @@ static void test_inherited(void)
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
 
 	/* the event is still the parent's, its connection still up */
-	e = expect(pch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	e = tcm_expect(pch, RDMA_CM_EVENT_ADDR_RESOLVED);
 	CHECK(e->id == queued);
 	rdma_ack_cm_event(e);
 	CHECK(nothing_pending(pch));

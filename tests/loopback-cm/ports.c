@@ -29,25 +29,11 @@
 #include <rdma/rdma_cma.h>
 
 #include "../lib/tcheck.h"
+#include "../lib/tcm.h"
 
 #define PORT	7495
 
 static struct rdma_event_channel *ch;
-
-static struct rdma_cm_event *expect(enum rdma_cm_event_type t)
-{
-	struct pollfd pfd = { .fd = ch->fd, .events = POLLIN };
-	struct rdma_cm_event *e;
-
-	REQUIRE(poll(&pfd, 1, 10000) == 1);
-	REQUIRE(rdma_get_cm_event(ch, &e) == 0);
-	if (e->event != t) {
-		fprintf(stderr, "FATAL: got %s (status %d), want %s\n",
-			rdma_event_str(e->event), e->status, rdma_event_str(t));
-		exit(1);
-	}
-	return e;
-}
 
 static struct sockaddr_storage addr(const char *ip, int port)
 {
@@ -108,9 +94,9 @@ static struct rdma_cm_id *dial(const char *ip, int port, int *status,
 
 	REQUIRE(rdma_create_id(ch, &c, NULL, RDMA_PS_TCP) == 0);
 	REQUIRE(rdma_resolve_addr(c, NULL, (struct sockaddr *)&ss, 2000) == 0);
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ADDR_RESOLVED));
+	rdma_ack_cm_event(tcm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
 	REQUIRE(rdma_resolve_route(c, 2000) == 0);
-	rdma_ack_cm_event(expect(RDMA_CM_EVENT_ROUTE_RESOLVED));
+	rdma_ack_cm_event(tcm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
 	memset(&param, 0, sizeof(param));
 	param.qp_num = 0x42;
 	REQUIRE(rdma_connect(c, &param) == 0);
@@ -129,7 +115,7 @@ static struct rdma_cm_id *dial(const char *ip, int port, int *status,
 	CHECK(rdma_reject(e->id, NULL, 0) == 0);
 	CHECK(rdma_destroy_id(e->id) == 0);
 	rdma_ack_cm_event(e);
-	e = expect(RDMA_CM_EVENT_REJECTED);
+	e = tcm_expect(ch, RDMA_CM_EVENT_REJECTED);
 	CHECK(e->status == 28);
 	rdma_ack_cm_event(e);
 	CHECK(rdma_destroy_id(c) == 0);

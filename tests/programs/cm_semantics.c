@@ -36,6 +36,7 @@
 #include <rdma/rdma_cma.h>
 
 #include "../lib/tcheck.h"
+#include "../lib/tcm.h"
 
 static const char *self;
 
@@ -48,21 +49,6 @@ static struct sockaddr_in addr(const char *ip, int port)
 	sin.sin_port = htons(port);
 	inet_pton(AF_INET, ip, &sin.sin_addr);
 	return sin;
-}
-
-/* Next event on ch, which must be of type t (blocking). */
-static struct rdma_cm_event *expect(struct rdma_event_channel *ch,
-				    enum rdma_cm_event_type t)
-{
-	struct rdma_cm_event *e;
-
-	REQUIRE(rdma_get_cm_event(ch, &e) == 0);
-	if (e->event != t) {
-		fprintf(stderr, "FAIL: got %s (status %d), want %s\n",
-			rdma_event_str(e->event), e->status, rdma_event_str(t));
-		exit(1);
-	}
-	return e;
 }
 
 static int nothing_pending(struct rdma_event_channel *ch)
@@ -98,10 +84,10 @@ static struct rdma_cm_id *resolved_ps(struct rdma_event_channel *ch,
 	REQUIRE(rdma_create_id(ch, &id, NULL, ps) == 0);
 	REQUIRE(rdma_resolve_addr(id, NULL, (struct sockaddr *)&dst,
 				  2000) == 0);
-	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	rdma_ack_cm_event(tcm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
 	CHECK(id->verbs && id->pd && id->port_num == 1);
 	REQUIRE(rdma_resolve_route(id, 2000) == 0);
-	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
+	rdma_ack_cm_event(tcm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
 	CHECK(id->route.num_paths == 1 && id->route.path_rec);
 	return id;
 }
@@ -165,7 +151,7 @@ static void test_addr_error(void)
 	pfd.fd = ch->fd;
 	pfd.events = POLLIN;
 	CHECK(poll(&pfd, 1, 5000) == 1);
-	e = expect(ch, RDMA_CM_EVENT_ADDR_ERROR);
+	e = tcm_expect(ch, RDMA_CM_EVENT_ADDR_ERROR);
 	CHECK(e->status == -ENODEV && e->id == id && !e->listen_id);
 	rdma_ack_cm_event(e);
 	CHECK(rdma_destroy_id(id) == 0);
@@ -183,7 +169,7 @@ static void test_no_listener(int port)
 	errno = 0;
 	CHECK(rdma_connect(id, NULL) == -1 && errno == EINVAL);
 	REQUIRE(rdma_connect(id, &param) == 0);
-	e = expect(ch, RDMA_CM_EVENT_REJECTED);
+	e = tcm_expect(ch, RDMA_CM_EVENT_REJECTED);
 	CHECK(e->status == 8);
 	rdma_ack_cm_event(e);
 	CHECK(rdma_destroy_id(id) == 0);
@@ -214,7 +200,7 @@ static void test_connect(int port)
 	param.private_data_len = 56;
 	REQUIRE(rdma_connect(c, &param) == 0);
 
-	req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	req = tcm_expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	child = req->id;
 	CHECK(req->listen_id == l && child != l);
 	CHECK(child->context == &ctx && child->ps == RDMA_PS_TCP);
@@ -236,25 +222,25 @@ static void test_connect(int port)
 	REQUIRE(rdma_accept(child, &param) == 0);
 
 	/* no QP on the active side: CONNECT_RESPONSE, then establish */
-	e = expect(cch, RDMA_CM_EVENT_CONNECT_RESPONSE);
+	e = tcm_expect(cch, RDMA_CM_EVENT_CONNECT_RESPONSE);
 	CHECK(e->id == c && e->param.conn.qp_num == 0x123);
 	CHECK(e->param.conn.private_data_len == 196 &&
 	      !memcmp(e->param.conn.private_data, pd, 196));
 	rdma_ack_cm_event(e);
 	REQUIRE(rdma_establish(c) == 0);
-	rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_ESTABLISHED));
+	rdma_ack_cm_event(tcm_expect(lch, RDMA_CM_EVENT_ESTABLISHED));
 
 	/*
 	 * Exactly one DISCONNECTED each, the first side's only with the
 	 * peer's DREP (its rdma_disconnect); a second disconnect is quiet.
 	 */
 	REQUIRE(rdma_disconnect(c) == 0);
-	e = expect(lch, RDMA_CM_EVENT_DISCONNECTED);
+	e = tcm_expect(lch, RDMA_CM_EVENT_DISCONNECTED);
 	CHECK(e->id == child && e->status == 0);
 	rdma_ack_cm_event(e);
 	CHECK(nothing_pending(cch));
 	CHECK(rdma_disconnect(child) == 0);
-	e = expect(cch, RDMA_CM_EVENT_DISCONNECTED);
+	e = tcm_expect(cch, RDMA_CM_EVENT_DISCONNECTED);
 	CHECK(e->id == c && e->status == 0);
 	rdma_ack_cm_event(e);
 	CHECK(rdma_disconnect(child) == 0);
@@ -283,11 +269,11 @@ static void test_reject(int port)
 	char big[149] = "no";
 
 	REQUIRE(rdma_connect(c, &param) == 0);
-	req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	req = tcm_expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	errno = 0;
 	CHECK(rdma_reject(req->id, big, 149) == -1 && errno == EINVAL);
 	CHECK(rdma_reject(req->id, "nope", 5) == 0);
-	e = expect(cch, RDMA_CM_EVENT_REJECTED);
+	e = tcm_expect(cch, RDMA_CM_EVENT_REJECTED);
 	CHECK(e->status == 28 && e->param.conn.private_data_len == 148 &&
 	      !memcmp(e->param.conn.private_data, "nope", 5));
 	rdma_ack_cm_event(e);
@@ -346,7 +332,7 @@ static void test_drop_and_migrate(void)
 	CHECK(id->channel == ch2);
 	CHECK(!readable(ch) && readable(ch2));
 	CHECK(nothing_pending(ch));
-	e = expect(ch2, RDMA_CM_EVENT_ADDR_RESOLVED);
+	e = tcm_expect(ch2, RDMA_CM_EVENT_ADDR_RESOLVED);
 	CHECK(e->id == id);
 	rdma_ack_cm_event(e);
 	CHECK(rdma_destroy_id(id) == 0);
@@ -402,7 +388,7 @@ static void test_wait_for_ack(void)
 		REQUIRE(rdma_create_id(ch, &d.id, NULL, RDMA_PS_TCP) == 0);
 		REQUIRE(rdma_resolve_addr(d.id, NULL, (struct sockaddr *)&dst,
 					  2000) == 0);
-		e = expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+		e = tcm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
 		d.to = round ? ch2 : NULL;
 		d.fd = pfds[1];
 		REQUIRE(pthread_create(&t, NULL, destroy_thread, &d) == 0);
@@ -471,10 +457,10 @@ static void test_peer_death(int port)
 			exit(1);
 		}
 	}
-	req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	req = tcm_expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	REQUIRE(rdma_accept(req->id, &param) == 0);
-	rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_ESTABLISHED));
-	e = expect(lch, RDMA_CM_EVENT_DISCONNECTED);
+	rdma_ack_cm_event(tcm_expect(lch, RDMA_CM_EVENT_ESTABLISHED));
+	e = tcm_expect(lch, RDMA_CM_EVENT_DISCONNECTED);
 	CHECK(e->id == req->id);
 	rdma_ack_cm_event(e);
 	CHECK(nothing_pending(lch));
@@ -538,13 +524,13 @@ static void test_destroyed_qp(int port)
 		c = resolved(cch, port);
 		ccq = rc_qp(c);
 		REQUIRE(rdma_connect(c, &param) == 0);
-		req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+		req = tcm_expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
 		child = req->id;
 		lcq = rc_qp(child);
 		REQUIRE(rdma_accept(child, &param) == 0);
 		rdma_ack_cm_event(req);
-		rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_ESTABLISHED));
-		rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_ESTABLISHED));
+		rdma_ack_cm_event(tcm_expect(cch, RDMA_CM_EVENT_ESTABLISHED));
+		rdma_ack_cm_event(tcm_expect(lch, RDMA_CM_EVENT_ESTABLISHED));
 
 		stale = c->qp;
 		REQUIRE(ibv_destroy_qp(c->qp) == 0);
@@ -563,7 +549,7 @@ static void test_destroyed_qp(int port)
 			rdma_destroy_qp(child);
 			CHECK(rdma_destroy_id(child) == 0);
 		}
-		e = expect(cch, RDMA_CM_EVENT_DISCONNECTED);
+		e = tcm_expect(cch, RDMA_CM_EVENT_DISCONNECTED);
 		CHECK(e->id == c);
 		CHECK(qp_state(qp) == IBV_QPS_RESET);
 		rdma_ack_cm_event(e);
@@ -573,7 +559,7 @@ static void test_destroyed_qp(int port)
 		CHECK(ibv_destroy_cq(ccq) == 0);
 		if (round == 0) {
 			/* c's destroy answered the DREQ */
-			rdma_ack_cm_event(expect(lch,
+			rdma_ack_cm_event(tcm_expect(lch,
 						 RDMA_CM_EVENT_DISCONNECTED));
 			rdma_destroy_qp(child);
 			CHECK(rdma_destroy_id(child) == 0);
@@ -586,12 +572,12 @@ static void test_destroyed_qp(int port)
 	/* rdma_reject of a child whose QP the program destroyed itself */
 	c = resolved(cch, port);
 	REQUIRE(rdma_connect(c, &param) == 0);
-	req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	req = tcm_expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	child = req->id;
 	lcq = rc_qp(child);
 	REQUIRE(ibv_destroy_qp(child->qp) == 0);
 	CHECK(rdma_reject(child, NULL, 0) == 0);
-	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_REJECTED));
+	rdma_ack_cm_event(tcm_expect(cch, RDMA_CM_EVENT_REJECTED));
 	CHECK(rdma_destroy_id(child) == 0);
 	rdma_ack_cm_event(req);
 	CHECK(ibv_destroy_cq(lcq) == 0);
@@ -661,7 +647,7 @@ static void test_ud(int port)
 	param.private_data = "hello";
 	param.private_data_len = 6;
 	REQUIRE(rdma_connect(c, &param) == 0);
-	req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	req = tcm_expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	CHECK(req->listen_id == l && req->id != l &&
 	      req->id->context == &lch);
 	CHECK(req->id->qp_type == IBV_QPT_UD && req->id->ps == RDMA_PS_UDP);
@@ -678,7 +664,7 @@ static void test_ud(int port)
 	param.private_data = "welcome";
 	param.private_data_len = 8;
 	CHECK(rdma_accept(req->id, &param) == 0);
-	e = expect(cch, RDMA_CM_EVENT_ESTABLISHED);
+	e = tcm_expect(cch, RDMA_CM_EVENT_ESTABLISHED);
 	CHECK(e->id == c && e->status == 0 && !e->listen_id);
 	CHECK(e->param.ud.qp_num == req->id->qp->qp_num &&
 	      e->param.ud.qkey == RDMA_UDP_QKEY);
@@ -705,12 +691,12 @@ static void test_ud(int port)
 	memset(&param, 0, sizeof(param));
 	param.qp_num = 0x77;
 	REQUIRE(rdma_connect(c, &param) == 0);
-	req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	req = tcm_expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	CHECK(req->param.ud.qp_num == 0x77);
 	errno = 0;
 	CHECK(rdma_reject(req->id, big, 137) == -1 && errno == EINVAL);
 	CHECK(rdma_reject(req->id, "nope", 5) == 0);
-	e = expect(cch, RDMA_CM_EVENT_UNREACHABLE);
+	e = tcm_expect(cch, RDMA_CM_EVENT_UNREACHABLE);
 	CHECK(e->status == 1 && e->param.ud.private_data_len == 136 &&
 	      !memcmp(e->param.ud.private_data, "nope", 5));
 	rdma_ack_cm_event(e);
@@ -721,7 +707,7 @@ static void test_ud(int port)
 	/* no listener: SIDR REP "unsupported", UNREACHABLE 2 */
 	c = resolved_ps(cch, port + 100, RDMA_PS_UDP);
 	REQUIRE(rdma_connect(c, &param) == 0);
-	e = expect(cch, RDMA_CM_EVENT_UNREACHABLE);
+	e = tcm_expect(cch, RDMA_CM_EVENT_UNREACHABLE);
 	CHECK(e->status == 2);
 	rdma_ack_cm_event(e);
 	CHECK(rdma_destroy_id(c) == 0);
@@ -824,7 +810,7 @@ static void test_mcast(void)
 	REQUIRE(rdma_bind_addr(id, (struct sockaddr *)&src) == 0);
 	REQUIRE(rdma_resolve_addr(id, (struct sockaddr *)&src,
 				  (struct sockaddr *)&g1, 2000) == 0);
-	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	rdma_ack_cm_event(tcm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
 	cq = ud_qp(id);
 
 	memset(&ex, 0, sizeof(ex));
@@ -847,7 +833,7 @@ static void test_mcast(void)
 	/* the join event: the same id, the context, the group's AH */
 	ex.join_flags = RDMA_MC_JOIN_FLAG_FULLMEMBER;
 	REQUIRE(rdma_join_multicast_ex(id, &ex, &ctx) == 0);
-	e = expect(ch, RDMA_CM_EVENT_MULTICAST_JOIN);
+	e = tcm_expect(ch, RDMA_CM_EVENT_MULTICAST_JOIN);
 	CHECK(e->id == id && !e->listen_id && e->status == 0);
 	CHECK(e->param.ud.private_data == &ctx &&
 	      e->param.ud.qp_num == 0xffffff &&
@@ -868,7 +854,7 @@ static void test_mcast(void)
 
 	/* leave blocks until the group's fetched events are acked */
 	REQUIRE(rdma_join_multicast(id, (struct sockaddr *)&g2, &ctx) == 0);
-	e = expect(ch, RDMA_CM_EVENT_MULTICAST_JOIN);
+	e = tcm_expect(ch, RDMA_CM_EVENT_MULTICAST_JOIN);
 	memset(&lv, 0, sizeof(lv));
 	lv.id = id;
 	lv.addr = (struct sockaddr *)&g2;
@@ -892,14 +878,14 @@ static void test_mcast(void)
 	/* a send-only join does not attach the QP */
 	ex.join_flags = RDMA_MC_JOIN_FLAG_SENDONLY_FULLMEMBER;
 	REQUIRE(rdma_join_multicast_ex(id, &ex, NULL) == 0);
-	e = expect(ch, RDMA_CM_EVENT_MULTICAST_JOIN);
+	e = tcm_expect(ch, RDMA_CM_EVENT_MULTICAST_JOIN);
 	CHECK(!e->param.ud.private_data && !member(id, &mgid));
 	rdma_ack_cm_event(e);
 	CHECK(rdma_leave_multicast(id, (struct sockaddr *)&g1) == 0);
 
 	/* joins still on the id go with it */
 	REQUIRE(rdma_join_multicast(id, (struct sockaddr *)&g2, NULL) == 0);
-	rdma_ack_cm_event(expect(ch, RDMA_CM_EVENT_MULTICAST_JOIN));
+	rdma_ack_cm_event(tcm_expect(ch, RDMA_CM_EVENT_MULTICAST_JOIN));
 	ud_free(id, cq);
 	CHECK(rdma_destroy_id(id) == 0);
 
@@ -937,7 +923,7 @@ static struct rdma_cm_event *expect_in(struct rdma_event_channel *ch,
 			rdma_event_str(t), ms);
 		exit(1);
 	}
-	e = expect(ch, t);
+	e = tcm_expect(ch, t);
 	if (e->status != st) {
 		fprintf(stderr, "FAIL: %s status %d, want %d\n",
 			rdma_event_str(t), e->status, st);
@@ -969,12 +955,12 @@ static void pair_up(struct pair *k, struct rdma_event_channel *lch,
 
 	k->c = resolved(cch, port);
 	REQUIRE(rdma_connect(k->c, &param) == 0);
-	k->req = expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
+	k->req = tcm_expect(lch, RDMA_CM_EVENT_CONNECT_REQUEST);
 	k->child = k->req->id;
 	REQUIRE(rdma_accept(k->child, &param) == 0);
-	rdma_ack_cm_event(expect(cch, RDMA_CM_EVENT_CONNECT_RESPONSE));
+	rdma_ack_cm_event(tcm_expect(cch, RDMA_CM_EVENT_CONNECT_RESPONSE));
 	REQUIRE(rdma_establish(k->c) == 0);
-	rdma_ack_cm_event(expect(lch, RDMA_CM_EVENT_ESTABLISHED));
+	rdma_ack_cm_event(tcm_expect(lch, RDMA_CM_EVENT_ESTABLISHED));
 }
 
 /*

@@ -20,7 +20,8 @@
 #include <rdma/rsocket.h>
 #include "scn.h"
 
-#define PORT 7471
+/* Where listen_rs() listens: port 0 there, so scenarios run side by side. */
+static int rs_port;
 
 static void rs_die(const char *what)
 {
@@ -30,6 +31,7 @@ static void rs_die(const char *what)
 static int listen_rs(void)
 {
 	struct sockaddr_in sin;
+	socklen_t len;
 	int s, one = 1;
 
 	s = rsocket(AF_INET, SOCK_STREAM, 0);
@@ -38,9 +40,12 @@ static int listen_rs(void)
 	if (rsetsockopt(s, SOL_SOCKET, SO_REUSEADDR, &one, sizeof(one)) ||
 	    rsetsockopt(s, SOL_RDMA, RDMA_IOMAPSIZE, &one, sizeof(one)))
 		rs_die("rsetsockopt");
-	scn_addr(&sin, PORT);
-	if (rbind(s, (struct sockaddr *)&sin, sizeof(sin)) || rlisten(s, 1))
-		rs_die("rbind/rlisten");
+	scn_addr(&sin, 0);
+	len = sizeof(sin);
+	if (rbind(s, (struct sockaddr *)&sin, sizeof(sin)) || rlisten(s, 1) ||
+	    rgetsockname(s, (struct sockaddr *)&sin, &len))
+		rs_die("rbind/rlisten/rgetsockname");
+	rs_port = ntohs(sin.sin_port);
 	return s;
 }
 
@@ -71,7 +76,7 @@ static void pair(int *l, int *c, int *a)
 
 	*l = listen_rs();
 	*c = make_rsocket();
-	scn_addr(&sin, PORT);
+	scn_addr(&sin, rs_port);
 	if (rconnect(*c, (struct sockaddr *)&sin, sizeof(sin)))
 		rs_die("rconnect");
 	*a = accept_rsocket(*l);
