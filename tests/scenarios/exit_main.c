@@ -14,7 +14,13 @@
  *              of that signal
  *   own-term   the program has its own SIGTERM handler, which is left
  *              alone: it asks main to stop, and main returns cleanly
+ *   sigterm-threads
+ *              as sigterm, after a call that starts the watchdog: every
+ *              thread but main is the shim's and must block SIGTERM, or
+ *              the signal may land where its handler cannot wait for the
+ *              report (exit 97 if one does not)
  */
+#include <dirent.h>
 #include <dlfcn.h>
 #include <signal.h>
 #include <stdio.h>
@@ -34,6 +40,42 @@ static void say_atexit(void)
 static NOINLINE struct rdma_cm_id *leak_id(struct rdma_event_channel *ch)
 {
 	return scn_id(ch);
+}
+
+/* The threads other than this one, and how many of them take SIGTERM. */
+static int others_taking_term(int *others)
+{
+	char path[300], line[256];
+	struct dirent *d;
+	int bad = 0;
+	DIR *dir;
+	FILE *f;
+
+	*others = 0;
+	dir = opendir("/proc/self/task");
+	if (!dir)
+		scn_die("opendir /proc/self/task");
+	while ((d = readdir(dir))) {
+		if (d->d_name[0] == '.' || atoi(d->d_name) == getpid())
+			continue;
+		(*others)++;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/status",
+			 d->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue;	/* gone meanwhile */
+		while (fgets(line, sizeof(line), f))
+			if (!strncmp(line, "SigBlk:", 7) &&
+			    !(strtoull(line + 7, NULL, 16) &
+			      (1ULL << (SIGTERM - 1)))) {
+				fprintf(stderr, "exit_main: thread %s takes "
+					"SIGTERM\n", d->d_name);
+				bad++;
+			}
+		fclose(f);
+	}
+	closedir(dir);
+	return bad;
 }
 
 static volatile sig_atomic_t stop;
@@ -76,6 +118,22 @@ int main(int argc, char **argv)
 		rdma_destroy_event_channel(ch);
 	if (!strcmp(mode, "child") && system("/bin/true"))
 		scn_die("system");
+	if (!strcmp(mode, "sigterm-threads")) {
+		int others;
+
+		/* a call the watchdog watches: it starts */
+		if (rdma_destroy_id(scn_id(ch)))
+			scn_die("rdma_destroy_id");
+		if (others_taking_term(&others))
+			return 97;
+		if (others < 2) {
+			fprintf(stderr, "exit_main: %d shim threads, want the "
+				"service thread and the watchdog\n", others);
+			return 98;
+		}
+		raise(SIGTERM);
+		return 95;
+	}
 	if (!strcmp(mode, "sigterm") || !strcmp(mode, "own-term")) {
 		raise(SIGTERM);
 		return stop ? 0 : 95;	/* sigterm: not reached */
