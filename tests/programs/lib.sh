@@ -56,23 +56,28 @@ lo_need()
 	fi
 }
 
-# lo_wait_listen NS PS PORT PID: poll /proc/net/unix (bounded) until the
-# server listens on @NS/cm/PS/PORT; fail early if the server died.
-lo_wait_listen()
+# lo_poll PID CHECK ARGS...: run CHECK ARGS every 10 ms (at most 1000
+# times) until it succeeds; fail early if process PID died.
+lo_poll()
 {
-	_name="@$1/cm/$2/$3"
+	_pid=$1
+	shift
 	_i=0
 	while [ "$_i" -lt 1000 ]; do
-		# Flags 00010000 = listening
-		if awk -v n="$_name" '$4 == "00010000" && $8 == n { f = 1 }
-		    END { exit !f }' /proc/net/unix; then
-			return 0
-		fi
-		kill -0 "$4" 2>/dev/null || return 1
+		"$@" && return 0
+		kill -0 "$_pid" 2>/dev/null || return 1
 		sleep 0.01
 		_i=$((_i + 1))
 	done
 	return 1
+}
+
+# lo_listening NS PS PORT: a server listens on @NS/cm/PS/PORT
+# (/proc/net/unix flags 00010000 = listening).
+lo_listening()
+{
+	awk -v n="@$1/cm/$2/$3" '$4 == "00010000" && $8 == n { f = 1 }
+	    END { exit !f }' /proc/net/unix
 }
 
 # lo_mcast_base: where the loopback verbs keep multicast memberships.
@@ -85,77 +90,46 @@ lo_mcast_base()
 	fi
 }
 
-# lo_wait_mcast NS MGID PID: poll (bounded) until a QP of namespace NS is
-# a member of the group MGID (32 hex digits), i.e. the receiver joined and
-# attached; fail early if the receiver died.  The verbs layer creates
-# <base>/<NS>-mcast/<MGID>/<qpn> in ibv_attach_mcast.
-lo_wait_mcast()
+# lo_mcast_member NS MGID: a QP of namespace NS is a member of the group
+# MGID (32 hex digits), i.e. the receiver joined and attached.  The verbs
+# layer creates <base>/<NS>-mcast/<MGID>/<qpn> in ibv_attach_mcast.
+lo_mcast_member()
 {
-	_dir="$(lo_mcast_base)/$1-mcast/$2"
-	_i=0
-	while [ "$_i" -lt 1000 ]; do
-		for _m in "$_dir"/*; do
-			[ -e "$_m" ] && return 0
-		done
-		kill -0 "$3" 2>/dev/null || return 1
-		sleep 0.01
-		_i=$((_i + 1))
+	for _m in "$(lo_mcast_base)/$1-mcast/$2"/*; do
+		[ -e "$_m" ] && return 0
 	done
 	return 1
 }
 
-# lo_wait_tcp PORT PID: poll /proc/net/tcp{,6} (bounded) until a TCP
-# socket listens on PORT (programs that exchange QP numbers out of band,
-# as the ibverbs-utils pingpongs do); fail early if the server died.
-lo_wait_tcp()
+# lo_tcp_listening PORT: a TCP socket listens on PORT (programs that
+# exchange QP numbers out of band, as the ibverbs-utils pingpongs do).
+lo_tcp_listening()
 {
-	_hex=$(printf ':%04X' "$1")
-	_i=0
-	while [ "$_i" -lt 1000 ]; do
-		if cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
-		   awk -v p="$_hex" '$4 == "0A" &&
-			substr($2, length($2) - 4) == p { f = 1 }
-			END { exit !f }'; then
-			return 0
-		fi
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.01
-		_i=$((_i + 1))
-	done
-	return 1
+	cat /proc/net/tcp /proc/net/tcp6 2>/dev/null |
+	awk -v p="$(printf ':%04X' "$1")" '$4 == "0A" &&
+		substr($2, length($2) - 4) == p { f = 1 } END { exit !f }'
 }
 
-# lo_wait_udp PORT PID: poll /proc/net/udp (bounded) until a socket is
-# bound to UDP port PORT (a datagram rsocket's: a real host port, not
-# namespaced); fail early if the server died.
-lo_wait_udp()
+# lo_udp_bound PORT: a socket is bound to UDP port PORT (a datagram
+# rsocket's: a real host port, not namespaced).
+lo_udp_bound()
 {
-	_hex=$(printf '%04X' "$1")
-	_i=0
-	while [ "$_i" -lt 1000 ]; do
-		if awk -v p="$_hex" 'NR > 1 { split($2, a, ":")
-		    if (a[2] == p) f = 1 } END { exit !f }' \
-		    /proc/net/udp /proc/net/udp6 2>/dev/null; then
-			return 0
-		fi
-		kill -0 "$2" 2>/dev/null || return 1
-		sleep 0.01
-		_i=$((_i + 1))
-	done
-	return 1
+	awk -v p="$(printf '%04X' "$1")" 'NR > 1 { split($2, a, ":")
+	    if (a[2] == p) f = 1 } END { exit !f }' \
+	    /proc/net/udp /proc/net/udp6 2>/dev/null
 }
 
 # lo_wait_ready NS PID: wait for the server of lo_run_pair (see there).
 lo_wait_ready()
 {
 	if [ -n "${LO_TCP_PORT:-}" ]; then
-		lo_wait_tcp "$LO_TCP_PORT" "$2"
+		lo_poll "$2" lo_tcp_listening "$LO_TCP_PORT"
 	elif [ -n "${LO_UDP_PORT:-}" ]; then
-		lo_wait_udp "$LO_UDP_PORT" "$2"
+		lo_poll "$2" lo_udp_bound "$LO_UDP_PORT"
 	elif [ -n "${LO_MGID:-}" ]; then
-		lo_wait_mcast "$1" "$LO_MGID" "$2"
+		lo_poll "$2" lo_mcast_member "$1" "$LO_MGID"
 	else
-		lo_wait_listen "$1" "$LO_PS" "$LO_PORT" "$2"
+		lo_poll "$2" lo_listening "$1" "$LO_PS" "$LO_PORT"
 	fi
 }
 

@@ -92,7 +92,7 @@ timeout "$lo_timeout" env RDMACHECK_LOOPBACK_NS="$ns" \
 	RDMACHECK_PLT_TRACE="$lo_dir/server.trace" \
 	rdma_server -p 7471 >"$lo_dir/server.out" 2>&1 &
 lo_spid=$!
-if ! lo_wait_listen "$ns" tcp 7471 "$lo_spid"; then
+if ! lo_poll "$lo_spid" lo_listening "$ns" tcp 7471; then
 	lo_log "FAIL: rdma_server never listened"
 	lo_show "$lo_dir/server.out"
 	exit 1

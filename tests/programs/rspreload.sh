@@ -54,7 +54,7 @@ if [ -n "${RDMACHECK_SHIM:-}" ] && [ -e "$RDMACHECK_SHIM" ]; then
 		RDMACHECK_OPTIONS="verbosity=2:log_path=$_d/server.log" \
 		$LO_SERVER >"$_d/server.out" 2>&1 &
 	lo_spid=$!
-	if lo_wait_listen "$_ns" tcp 7472 "$lo_spid"; then
+	if lo_poll "$lo_spid" lo_listening "$_ns" tcp 7472; then
 		# shellcheck disable=SC2086
 		timeout "$lo_timeout" env $_env "$_pre" \
 			RDMACHECK_OPTIONS="verbosity=2:log_path=$_d/client.log" \

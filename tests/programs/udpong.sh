@@ -32,7 +32,7 @@ for _b in $(lo_backends); do
 			LD_LIBRARY_PATH="$LO_BACKEND" \
 			udpong -b "$LO_ADDR" -p "$port" >"$_d/server.out" 2>&1 &
 		lo_spid=$!
-		if ! lo_wait_udp "$port" "$lo_spid"; then
+		if ! lo_poll "$lo_spid" lo_udp_bound "$port"; then
 			lo_log "FAIL [$mode] [${_b%%=*}]: server never got ready"
 			lo_fail=1
 		else
