@@ -1809,6 +1809,17 @@ static void take(unsigned long long *n, unsigned long long w)
 	*n = *n > w ? *n - w : 0;
 }
 
+/* Take f's weight out of its class in p's summary. */
+static void uncount(struct proc *p, const struct finding *f)
+{
+	if (f->sev == RC_SEV_ERROR)
+		take(&p->sum.errors, 1);
+	else if (f->sev == RC_SEV_WARNING)
+		take(&p->sum.warnings, 1);
+	else
+		take(&p->sum.leaks, f->count);
+}
+
 static void apply_suppressions(void)
 {
 	struct rc_frame *frames = NULL;
@@ -1844,12 +1855,7 @@ static void apply_suppressions(void)
 			/* Move its weight from its class to suppressed;
 			 * counts of dropped findings stay as reported. */
 			f->suppressed = true;
-			if (f->sev == RC_SEV_ERROR)
-				take(&p->sum.errors, 1);
-			else if (f->sev == RC_SEV_WARNING)
-				take(&p->sum.warnings, 1);
-			else
-				take(&p->sum.leaks, f->count);
+			uncount(p, f);
 			p->sum.suppressed += weight(f);
 		}
 	}
@@ -2011,12 +2017,7 @@ static void apply_baseline(void)
 			if (f->suppressed || !baseline_has(f->fingerprint))
 				continue;
 			f->baselined = true;
-			if (f->sev == RC_SEV_ERROR)
-				take(&p->sum.errors, 1);
-			else if (f->sev == RC_SEV_WARNING)
-				take(&p->sum.warnings, 1);
-			else
-				take(&p->sum.leaks, f->count);
+			uncount(p, f);
 			p->sum.baselined += weight(f);
 		}
 	}
