@@ -4,7 +4,8 @@
  * ("A" and "B") are connected by hand (INIT/RTR/RTS with dest_qp_num),
  * either inside one process ("single") or in a parent and a forked child
  * ("fork", QPN/rkey exchange and step barriers over a socketpair).  RC:
- * megabyte WRITE/READ both ways at once, SEND/RECV with immediate, SENDs
+ * megabyte WRITE/READ both ways at once, SEND/RECV with immediate, the
+ * receive's CQE queued before the requester's completion, SENDs
  * parked until their RECVs are posted, RDMA WRITE (+imm), RDMA READ,
  * atomics, inline sends with lkey 0, no CQE for unsignaled WRs,
  * completion channel events (and EAGAIN with O_NONBLOCK), flush on ERR on
@@ -590,6 +591,44 @@ static void test_data(void)
 #define BIG (8u << 20)
 #define REG (BIG / 4)
 
+/*
+ * A requester that saw its send complete may tell the responder out of
+ * band (librdmacm's DISCONNECT, a TCP socket): the responder must then
+ * find the receive's completion already in its CQ, as on rxe, whose
+ * responder completes before it acknowledges.  rsockets depend on it: a
+ * disconnect seen before the last data's completion is a hang-up.
+ */
+#define ORDER_ROUNDS 2000
+
+static void test_order(void)
+{
+	struct ibv_wc wc;
+	int i;
+
+	setup_pair();
+	step = "recv completion before the requester's";
+	for (i = 0; i < ORDER_ROUNDS; i++) {
+		DO(A) post_recv(&eps[A], 900 + i, 0, 64);
+		barrier();
+		DO(B) {
+			post_send(&eps[B], 910, IBV_WR_SEND, 0, 64,
+				  IBV_SEND_SIGNALED, eps[B].mr->lkey, 0, 0, 0);
+			expect_wc(eps[B].scq, 910, IBV_WC_SUCCESS,
+				  IBV_WC_SEND);
+		}
+		/* B's completion is known here, on both sides. */
+		barrier();
+		DO(A) {
+			if (ibv_poll_cq(eps[A].rcq, 1, &wc) != 1)
+				die("round %d: the requester's send completed "
+				    "before the receive's completion", i);
+			CHECK(wc.wr_id == 900 + (uint64_t)i &&
+			      wc.status == IBV_WC_SUCCESS);
+		}
+	}
+	teardown_pair();
+}
+
 static unsigned char pat(int who, int region, size_t i)
 {
 	return (unsigned char)(i * (7 + 2 * who) + region * 31 + (i >> 12));
@@ -1042,6 +1081,7 @@ int main(int argc, char **argv)
 	setup_pair();
 	test_large();
 	test_data();
+	test_order();
 	test_errors();
 	test_peer_gone();
 	test_ud();

@@ -521,14 +521,18 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 				      IBV_EVENT_QP_REQ_ERR);
 			return LO_DONE;
 		}
-		/* ACK first: the requester must not lag behind our CQE. */
-		if (rc)
-			lo_qp_respond(qp, LO_OP_ACK, h->seq, 0, NULL, 0);
+		/*
+		 * Complete, then acknowledge (rxe's responder order): once
+		 * the requester saw its send complete, anything it tells us
+		 * out of band (a disconnect) finds our CQE already there.
+		 */
 		lo_cqe(rq.cq, qp, r->wr_id, IBV_WC_SUCCESS,
 		       IBV_WC_RECV, h->len, h->src_qpn, imm ? h->imm : 0,
 		       imm ? IBV_WC_WITH_IMM : 0,
 		       h->flags & LO_WF_SOLICITED);
 		free(r);
+		if (rc)
+			lo_qp_respond(qp, LO_OP_ACK, h->seq, 0, NULL, 0);
 		return LO_DONE;
 	case LO_OP_WRITE:
 	case LO_OP_WRITE_IMM:
@@ -555,8 +559,6 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 			}
 		}
 		r = imm ? lo_take_recv(qp, h, &rq, false, NULL) : NULL;
-		if (rc)
-			lo_qp_respond(qp, LO_OP_ACK, h->seq, 0, NULL, 0);
 		if (r) {
 			lo_cqe(rq.cq, qp, r->wr_id, IBV_WC_SUCCESS,
 			       IBV_WC_RECV_RDMA_WITH_IMM, h->len, h->src_qpn,
@@ -564,6 +566,8 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 			       h->flags & LO_WF_SOLICITED);
 			free(r);
 		}
+		if (rc)
+			lo_qp_respond(qp, LO_OP_ACK, h->seq, 0, NULL, 0);
 		return LO_DONE;
 	case LO_OP_READ_REQ: {
 		struct lo_wire_hdr rh;
