@@ -41,7 +41,8 @@ tab=$(printf '\t')
 programs="cmtime-100 cmtime-1000 ucmatose ucmatose-c4 ucmatose-m
 ucmatose-C0 ucmatose-C0-c4 ucmatose-C0-m rping rping-q rdma_server
 rdma_xserver udaddy udaddy-c3 mckey mckey-l mckey-o rstream riostream
-rcopy rspreload pp-rc pp-rc-e pp-uc pp-uc-e pp-ud pp-ud-e pp-srq pp-srq-e"
+rcopy rspreload pp-rc pp-rc-e pp-uc pp-uc-e pp-ud pp-ud-e pp-srq pp-srq-e
+pf-send_bw pf-send_bw-e pf-read_bw-e pf-atomic_bw pf-write_lat"
 
 list()
 {
@@ -218,6 +219,20 @@ def_prog()
 		P_CLIENT="$P_SERVER $A"
 		P_SERVER_EXPECT='^[0-9]+ iters in [0-9.]+ seconds'
 		P_CLIENT_EXPECT=$P_SERVER_EXPECT
+		;;
+	pf-*)
+		# perftest without rdma_cm: QPs set up with verbs alone, their
+		# numbers and keys over TCP (tests/programs/perftest-verbs.sh);
+		# one test per operation (SEND, READ, atomic, WRITE) and SEND
+		# with events: 20-40 s each under TCG
+		o=${1#pf-}
+		P_READY="tcp 18515"
+		P_SERVER="ib_${o%-e} -x $(gid_index) -p 18515 -n 200"
+		case $o in *-e) P_SERVER="$P_SERVER -e" ;; esac
+		P_CLIENT="$P_SERVER $A"
+		P_SERVER_EXPECT='^ Data ex\. method : Ethernet$'
+		P_CLIENT_EXPECT="$P_SERVER_EXPECT
+^ +[0-9]+ +200 +[0-9]+\.[0-9]+ "
 		;;
 	rcopy)
 		P_READY="listen tcp 7427" P_KILL=1
