@@ -1,6 +1,6 @@
 /*
  * suppress.h - suppression files: "RULE:PATTERN" lines that silence
- * findings (see doc/ and interface.md).
+ * findings (see doc/reports.md).
  *
  * RULE is a rule id or a prefix ending in '*' ("leak-*", "*").  PATTERN is
  * an fnmatch(3) glob (no flags: '*' also matches '/') tried against every

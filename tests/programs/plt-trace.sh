@@ -1,10 +1,10 @@
 #!/bin/sh
 # tests/programs/plt-trace.sh: the loopback librdmacm calls its own exports
 # through the PLT in the same places and order as the real 44.0 library
-# (rdmacm-semantics.md 3.9), seen by an LD_PRELOAD tracer (plt_trace.la) on
-# the single-threaded rdma_server/rdma_client pair.  Indented lines are the
-# library's internal calls; the first call of each process nests the hidden
-# probe id.
+# (doc/loopback.md, "Seen by the checker like the real one"), seen by an
+# LD_PRELOAD tracer (plt_trace.la) on the single-threaded
+# rdma_server/rdma_client pair.  Indented lines are the library's internal
+# calls; the first call of each process nests the hidden probe id.
 . "${top_srcdir:-.}/tests/programs/lib.sh"
 lo_need rdma_server rdma_client
 
