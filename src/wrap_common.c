@@ -75,7 +75,7 @@ rc_stack_id rc_call_stack(struct rc_call *c)
 {
 	if (!c->stack) {
 		rc_busy++;
-		c->stack = rc_stack_capture();
+		c->stack = rc_stack_capture_at(c->fn, c->frame);
 		rc_busy--;
 	}
 	return c->stack;
