@@ -17,7 +17,9 @@
  *
  * fast_unwind: a frame-pointer walk from the wrapper's frame, checked
  * frame by frame (inside this thread's stack, increasing, returning into
- * an executable segment); it stops at the first frame that fails.
+ * an executable segment of an object loaded now: a sorted map of them,
+ * made again when dl_iterate_phdr's load/unload counters move); it stops
+ * at the first frame that fails.
  *
  * Depot: a fixed array of hash buckets, each a chain of immutable entries
  * carved from mmap()ed arena chunks.  Lookups are lock-free (acquire loads
@@ -399,18 +401,23 @@ static inline rc_stack_id depot_get(const uintptr_t *pcs, unsigned n)
 /* The executable PT_LOAD segments of the loaded objects, sorted. */
 struct text_map {
 	unsigned n, cap;
-	unsigned long long adds;	/* dl_iterate_phdr's dlpi_adds */
+	unsigned long long adds, subs;	/* dl_iterate_phdr's, when made */
 	struct { uintptr_t lo, hi; } r[];
 };
 
 static _Atomic(struct text_map *) texts;
 static pthread_mutex_t text_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static int adds_cb(struct dl_phdr_info *info, size_t size, void *arg)
+/* How often objects were loaded and unloaded: changes mean a new map. */
+static int count_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
-	*(unsigned long long *)arg = size >= offsetof(struct dl_phdr_info,
-						       dlpi_subs) ?
-				     info->dlpi_adds : 0;
+	unsigned long long *c = arg;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+		    sizeof(info->dlpi_subs)) {
+		c[0] = info->dlpi_adds;
+		c[1] = info->dlpi_subs;
+	}
 	return 1;
 }
 
@@ -455,23 +462,25 @@ static bool in_text(const struct text_map *m, uintptr_t pc, uintptr_t *r)
 }
 
 /*
- * A new map when objects were loaded since the last one.  Old maps are
- * kept (a reader may hold one): one per dlopen() seen, a few pages each.
+ * The map of the objects loaded now: one dl_iterate_phdr() step to read
+ * its counters, a new map when they moved.  Old maps are kept (a reader
+ * may hold one): one per dlopen() or dlclose() seen, a page or two each.
  */
-static struct text_map *text_refresh(struct text_map *old)
+static const struct text_map *text_current(void)
 {
-	struct text_map probe = { 0 }, *m = NULL;
-	unsigned long long adds = 0;
+	struct text_map probe = { 0 }, *m;
+	unsigned long long c[2] = { 0, 0 };
 	size_t sz;
 	unsigned i, j;
 
-	dl_iterate_phdr(adds_cb, &adds);
-	if (old && old->adds == adds)
-		return NULL;
+	dl_iterate_phdr(count_cb, c);
+	m = atomic_load_explicit(&texts, memory_order_acquire);
+	if (RC_LIKELY(m && m->adds == c[0] && m->subs == c[1]))
+		return m;
 	pthread_mutex_lock(&text_lock);
 	m = atomic_load_explicit(&texts, memory_order_relaxed);
-	if (m != old)			/* another thread did it */
-		goto out;
+	if (m && m->adds == c[0] && m->subs == c[1])
+		goto out;			/* another thread made it */
 	dl_iterate_phdr(text_cb, &probe);
 	sz = sizeof(*m) + (probe.n + 16) * sizeof(m->r[0]);
 	m = mmap(NULL, sz, PROT_READ | PROT_WRITE,
@@ -481,7 +490,8 @@ static struct text_map *text_refresh(struct text_map *old)
 		goto out;
 	}
 	m->cap = probe.n + 16;
-	m->adds = adds;
+	m->adds = c[0];
+	m->subs = c[1];
 	dl_iterate_phdr(text_cb, m);
 	if (m->n > m->cap)
 		m->n = m->cap;
@@ -497,19 +507,6 @@ static struct text_map *text_refresh(struct text_map *old)
 out:
 	pthread_mutex_unlock(&text_lock);
 	return m;
-}
-
-/* Whether pc is in executable text; its segment in *r. */
-static bool pc_in_text(uintptr_t pc, uintptr_t *r)
-{
-	struct text_map *m = atomic_load_explicit(&texts,
-						  memory_order_acquire);
-
-	if (RC_LIKELY(m && in_text(m, pc, r)))
-		return true;
-	/* Perhaps in an object loaded since: look again, once. */
-	m = text_refresh(m);
-	return m && in_text(m, pc, r);
 }
 
 /* This thread's stack, found once per thread. */
@@ -546,7 +543,8 @@ static bool thread_stack(uintptr_t *lo, uintptr_t *hi)
 __attribute__((noinline, no_sanitize_address)) static unsigned
 fp_walk(const void *frame, uintptr_t *out, unsigned max)
 {
-	uintptr_t fp = (uintptr_t)frame, lo, hi, next, pc, seg[2] = { 1, 0 };
+	uintptr_t fp = (uintptr_t)frame, lo, hi, next, pc, seg[2] = { 0, 0 };
+	const struct text_map *m = NULL;
 	uintptr_t slo = atomic_load_explicit(&self_lo, memory_order_relaxed);
 	uintptr_t shi = atomic_load_explicit(&self_hi, memory_order_relaxed);
 	bool (*sp)(uintptr_t) = skip_pc;
@@ -563,8 +561,12 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 			break;
 		pc = ((const uintptr_t *)fp)[1];
 		/* Most frames return into the segment the last one did. */
-		if (pc - seg[0] >= seg[1] - seg[0] && !pc_in_text(pc, seg))
-			break;
+		if (pc - seg[0] >= seg[1] - seg[0]) {
+			if (!m)
+				m = text_current();
+			if (!m || !in_text(m, pc, seg))
+				break;
+		}
 		/* Ours or librdmacm's: no frame pointers to follow. */
 		if (!n && (pc - slo < shi - slo || (sp && sp(pc))))
 			return 0;
@@ -576,7 +578,7 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 	}
 #else
 	(void)fp; (void)lo; (void)hi; (void)next; (void)pc; (void)sp;
-	(void)slo; (void)shi; (void)seg; (void)max; (void)out;
+	(void)slo; (void)shi; (void)seg; (void)m; (void)max; (void)out;
 #endif
 	return n;
 }

@@ -69,6 +69,16 @@ fake_rdma_call(void)
 	return id;
 }
 
+/* The same as a wrapper calls it: from its own frame, for fast_unwind. */
+__attribute__((section("rc_test_shim"))) NOINLINE rc_stack_id
+fake_rdma_call_at(void)
+{
+	rc_stack_id id = rc_stack_capture_at(1, __builtin_frame_address(0));
+
+	KEEP();
+	return id;
+}
+
 NOINLINE rc_stack_id chain_b(void)
 {
 	rc_stack_id id;
@@ -574,6 +584,117 @@ START_TEST(test_libgcc_fallback)
 }
 END_TEST
 
+NOINLINE static rc_stack_id recurse_at(unsigned k)
+{
+	rc_stack_id id = k ? recurse_at(k - 1) : fake_rdma_call_at();
+
+	KEEP();
+	return id;
+}
+
+/*
+ * This program is built with frame pointers: the walk gives the frames
+ * CFI unwinding gives, and needs no unwinder at all.  libcheck's frames
+ * (below the test function) have none: the walk stops in them.
+ */
+START_TEST(test_fast_same_frames)
+{
+	volatile unsigned three = 3, k;
+	const uintptr_t *pcs[3];
+	rc_stack_id ids[3][3];
+	unsigned i, n[3], ours;
+
+	for (i = 0; i < three; i++) {
+		rc_stack_set_fast(i > 0);
+		if (i == 2)
+			ck_assert_int_eq(rc_stack_use_unwinder("none"), 0);
+		for (k = 0; k < three; k++)	/* 2, 7 and 18 levels */
+			ids[i][k] = recurse_at(k * k * 3 + 1 + k * 2);
+	}
+	rc_stack_set_fast(false);
+	ck_assert_int_eq(rc_stack_use_unwinder("libunwind"), 0);
+	for (k = 0; k < three; k++) {
+		ours = k * k * 3 + 2 + k * 2 + 1;	/* and the test's */
+		for (i = 0; i < three; i++) {
+			n[i] = rc_stack_frames(ids[i][k], &pcs[i]);
+			ck_assert_uint_ge(n[i], ours < 16 ? ours : 16);
+		}
+		ck_assert_str_eq(frame_fn(ids[0][k], 0), "recurse_at");
+		ck_assert_str_eq(frame_fn(ids[0][k], ours - 1 < 15 ?
+					  ours - 1 : 15), ours - 1 < 15 ?
+				 "test_fast_same_frames_fn" : "recurse_at");
+		ck_assert_uint_eq(ids[2][k], ids[1][k]);
+		ck_assert_mem_eq(pcs[1], pcs[0], n[1] * sizeof(uintptr_t));
+	}
+	/* All 16 frames ours: the very same stack. */
+	ck_assert_uint_eq(ids[1][2], ids[0][2]);
+	/* Without a frame the walk cannot start: the usual unwinder runs. */
+	rc_stack_set_fast(true);
+	ck_assert_int_eq(rc_stack_use_unwinder("none"), 0);
+	ck_assert_uint_eq(rc_stack_capture_at(1, NULL), 0);
+	ck_assert_int_eq(rc_stack_use_unwinder("libunwind"), 0);
+	ck_assert_uint_ne(rc_stack_capture_at(1, NULL), 0);
+	rc_stack_set_fast(false);
+}
+END_TEST
+
+/*
+ * Frame records that lie: the walk keeps the frames before the first bad
+ * one and never reads outside the stack (these would fault).
+ */
+NOINLINE static unsigned fast_from(const uintptr_t *rec)
+{
+	const uintptr_t *pcs;
+	unsigned n;
+
+	rc_stack_set_fast(true);
+	n = rc_stack_frames(rc_stack_capture_at(2, rec), &pcs);
+	rc_stack_set_fast(false);
+	KEEP();
+	return n;
+}
+
+START_TEST(test_fast_garbage)
+{
+	uintptr_t rec[4], pc = (uintptr_t)chain_a + 1;
+	void *unmapped = mmap(NULL, 4096, PROT_NONE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ck_assert_ptr_ne(unmapped, MAP_FAILED);
+	ck_assert_int_eq(rc_stack_use_unwinder("none"), 0);
+	/* next: above us but outside the stack (unmapped). */
+	rec[0] = (uintptr_t)unmapped > (uintptr_t)rec ?
+		 (uintptr_t)unmapped : (uintptr_t)-4096;
+	rec[1] = pc;
+	ck_assert_uint_eq(fast_from(rec), 1);
+	rec[0] = (uintptr_t)-16;			/* the top of memory */
+	ck_assert_uint_eq(fast_from(rec), 1);
+	rec[0] = (uintptr_t)&rec[2] + 3;		/* misaligned */
+	ck_assert_uint_eq(fast_from(rec), 1);
+	rec[0] = (uintptr_t)&rec[0];			/* a loop */
+	ck_assert_uint_eq(fast_from(rec), 1);
+	rec[0] = 16;					/* down, to page 0 */
+	ck_assert_uint_eq(fast_from(rec), 1);
+	/* next record fine, its return address is not code: one frame. */
+	rec[0] = (uintptr_t)&rec[2];
+	rec[2] = 0;
+	rec[3] = (uintptr_t)unmapped;
+	ck_assert_uint_eq(fast_from(rec), 1);
+	rec[3] = pc;					/* two good frames */
+	ck_assert_uint_eq(fast_from(rec), 2);
+	/* Not even the first frame is good: the usual unwinder ("none"). */
+	rec[1] = 0x1234;
+	ck_assert_uint_eq(fast_from(rec), 0);
+	ck_assert_uint_eq(fast_from((const uintptr_t *)unmapped), 0);
+	ck_assert_uint_eq(fast_from((const uintptr_t *)16), 0);
+	/* A first frame in our own text: no frame pointers there. */
+	rec[1] = (uintptr_t)fake_rdma_call + 1;
+	ck_assert_uint_eq(fast_from(rec), 0);
+	ck_assert_int_eq(rc_stack_use_unwinder("libunwind"), 0);
+	munmap(unmapped, 4096);
+}
+END_TEST
+
 START_TEST(test_default_self_range)
 {
 	const uintptr_t *pcs;
@@ -776,6 +897,8 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_stripped_debuglink);
 	tcase_add_test(tc, test_threads);
 	tcase_add_test(tc, test_libgcc_fallback);
+	tcase_add_test(tc, test_fast_same_frames);
+	tcase_add_test(tc, test_fast_garbage);
 	tcase_add_test(tc, test_default_self_range);
 	tcase_add_test(tc, test_no_libunwind);
 	tcase_add_test(tc, test_fork_child);
