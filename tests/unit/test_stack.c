@@ -560,6 +560,62 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* Resident private memory: file pages (code, unwind tables) aside. */
+static long anon_kib(void)
+{
+	long size = 0, res = 0, shared = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld %ld %ld", &size, &res, &shared) != 3)
+			res = shared = 0;
+		fclose(f);
+	}
+	return (res - shared) * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+struct first_capture {
+	long kib;
+	rc_stack_id ids[12];
+};
+
+static void *first_capture_thread(void *arg)
+{
+	struct first_capture *fc = arg;
+	volatile unsigned twelve = 12;
+	long r0 = anon_kib();
+	unsigned i;
+
+	fc->ids[0] = chain_a();
+	fc->kib = anon_kib() - r0;
+	for (i = 1; i < twelve; i++)	/* one site: libgcc, then libunwind */
+		fc->ids[i] = chain_a();
+	return NULL;
+}
+
+/*
+ * libunwind's unw_backtrace() fills a 256 KiB frame cache for each thread
+ * on its first call: a thread's first captures must not pay for it.  And
+ * the unwinder they use instead gives the same frames.
+ */
+START_TEST(test_thread_first_capture)
+{
+	struct first_capture fc;
+	pthread_t t;
+	unsigned i;
+
+	ck_assert_str_eq(rc_stack_unwinder(), "libunwind");
+	ck_assert_int_eq(pthread_create(&t, NULL, first_capture_thread, &fc),
+			 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_int_lt(fc.kib, 64);
+	ck_assert_uint_ne(fc.ids[0], 0);
+	ck_assert_uint_ne(fc.ids[1], 0);
+	for (i = 2; i < 12; i++)
+		ck_assert_uint_eq(fc.ids[i], fc.ids[1]);
+}
+END_TEST
+
 START_TEST(test_libgcc_fallback)
 {
 	volatile unsigned two = 2;
@@ -896,6 +952,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_malformed_libc);
 	tcase_add_test(tc, test_stripped_debuglink);
 	tcase_add_test(tc, test_threads);
+	tcase_add_test(tc, test_thread_first_capture);
 	tcase_add_test(tc, test_libgcc_fallback);
 	tcase_add_test(tc, test_fast_same_frames);
 	tcase_add_test(tc, test_fast_garbage);
