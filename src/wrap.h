@@ -85,8 +85,19 @@ static inline void rc_call_begin_hot(struct rc_call *c, enum rc_fn fn,
 	c->inside = (struct rc_ref){ 0, 0 };
 }
 
-/* The call's stack, captured once. */
-rc_stack_id rc_call_stack(struct rc_call *c);
+/*
+ * The call's stack, captured once.  Inline: a frame less between the
+ * capture and the caller is a frame less to unwind.
+ */
+static inline rc_stack_id rc_call_stack(struct rc_call *c)
+{
+	if (!c->stack) {
+		rc_busy++;
+		c->stack = rc_stack_capture_at(c->fn, c->frame);
+		rc_busy--;
+	}
+	return c->stack;
+}
 
 /* The cached pid of this process (updated in fork children). */
 pid_t rc_pid(void);
