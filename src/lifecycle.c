@@ -625,6 +625,7 @@ static void init(void)
 	rc_reg_init();
 	rc_stack_init();
 	rc_stack_set_depth(rc_opt.stack_depth);
+	rc_stack_set_fast(rc_opt.fast_unwind);
 	rc_stack_set_skip(rc_caller_internal);
 	rc_interpose_init();
 	rc_report_init();

@@ -6,7 +6,20 @@
  * ABI; never an unw_step loop: a global lock and 2 syscalls per frame),
  * else libgcc's _Unwind_Backtrace() from an explicit libgcc_s.so.1
  * handle.  Leading frames inside our own text ("self range") are dropped,
- * so frame #0 is the caller of the intercepted function.
+ * so frame #0 is the caller of the intercepted function.  Each capture
+ * site learns how many frames it drops, so that only those and the frames
+ * kept are unwound.
+ *
+ * unw_backtrace() gives every thread a 256 KiB frame cache on its first
+ * call (whatever unw_set_caching_policy says): ~90 us of page faults.  A
+ * thread's first WARM_CAPTURES captures use libgcc's unwinder instead
+ * (~5 us each, no per-thread state), so short threads never pay for it.
+ *
+ * fast_unwind: a frame-pointer walk from the wrapper's frame, checked
+ * frame by frame (inside this thread's stack, increasing, returning into
+ * an executable segment of an object loaded now: a sorted map of them,
+ * made again when dl_iterate_phdr's load/unload counters move); it stops
+ * at the first frame that fails.
  *
  * Depot: a fixed array of hash buckets, each a chain of immutable entries
  * carved from mmap()ed arena chunks.  Lookups are lock-free (acquire loads
@@ -26,6 +39,7 @@
 #include <pthread.h>
 #include <stdatomic.h>
 #include <stdbool.h>
+#include <stddef.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <unwind.h>
@@ -33,9 +47,20 @@
 #include "rdmacheck.h"
 #include "stack.h"
 
-/* Raw frames requested beyond the depth, to allow for our own frames. */
+/*
+ * Raw frames requested beyond the depth for our own frames: a site's
+ * guess until it has learned its own count, and the most ever unwound.
+ */
 #define SLACK_INIT	3
 #define SLACK_MAX	16
+#define NSITES		1024	/* learned counts; larger sites share slot 0 */
+/*
+ * A thread's first captures use libgcc: each costs ~28k instructions
+ * (~5 us) more than libunwind's, whose frame cache costs ~90 us once per
+ * thread, so switching after 8 keeps any thread within 1.5x of the
+ * cheaper choice made in hindsight.
+ */
+#define WARM_CAPTURES	8
 
 #define BUCKET_BITS	16
 #define NBUCKETS	(1u << BUCKET_BITS)
@@ -66,7 +91,18 @@ static ub_fn p_unwind_backtrace;
 static getip_fn p_unwind_getip;
 
 static atomic_uint depth = 16;
-static atomic_uint slack = SLACK_INIT;
+/*
+ * Per site: the frames it drops (0: not learned), and a window of
+ * captures that dropped fewer: after SITE_WINDOW in a row the site
+ * learns their maximum.  A first call that ran deeper (initialisation)
+ * is forgotten; a site that varies keeps its maximum and never unwinds
+ * twice.  Racy updates only cost a frame or a second unwind.
+ */
+#define SITE_WINDOW	16
+static atomic_uint site_state[NSITES];	/* learned | max << 8 | count << 16 */
+static atomic_bool fast;		/* fast_unwind: frame-pointer walk */
+static RC_TLS unsigned thread_captures;
+static RC_TLS uintptr_t stack_lo, stack_hi;	/* stack_hi 1: unknown */
 static atomic_uintptr_t self_lo, self_hi;
 static bool (*skip_pc)(uintptr_t pc);	/* library frames to drop */
 
@@ -167,8 +203,10 @@ static void do_init(void)
 #else
 	if (load_libunwind())
 #endif
+	{
 		uw = UW_LIBUNWIND;
-	else if (load_libgcc())
+		load_libgcc();	/* for threads' first captures, if there */
+	} else if (load_libgcc())
 		uw = UW_LIBGCC;
 	else
 		rc_warn("neither libunwind.so.8 nor libgcc_s.so.1 loads; no stacks will be recorded");
@@ -360,17 +398,224 @@ static inline rc_stack_id depot_get(const uintptr_t *pcs, unsigned n)
 	return depot_insert(h, pcs, n);
 }
 
+/* The executable PT_LOAD segments of the loaded objects, sorted. */
+struct text_map {
+	unsigned n, cap;
+	unsigned long long adds, subs;	/* dl_iterate_phdr's, when made */
+	struct { uintptr_t lo, hi; } r[];
+};
+
+static _Atomic(struct text_map *) texts;
+static pthread_mutex_t text_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* How often objects were loaded and unloaded: changes mean a new map. */
+static int count_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	unsigned long long *c = arg;
+
+	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
+		    sizeof(info->dlpi_subs)) {
+		c[0] = info->dlpi_adds;
+		c[1] = info->dlpi_subs;
+	}
+	return 1;
+}
+
+static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
+{
+	struct text_map *m = arg;
+	int i;
+
+	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
+			continue;
+		if (m->n < m->cap) {
+			m->r[m->n].lo = info->dlpi_addr + ph->p_vaddr;
+			m->r[m->n].hi = m->r[m->n].lo + ph->p_memsz;
+		}
+		m->n++;
+	}
+	return 0;
+}
+
+/* The range of m holding pc in *r, or false. */
+static bool in_text(const struct text_map *m, uintptr_t pc, uintptr_t *r)
+{
+	unsigned lo = 0, hi = m->n, mid;
+
+	/* The last range starting at or below pc. */
+	while (hi - lo > 1) {
+		mid = (lo + hi) / 2;
+		if (m->r[mid].lo <= pc)
+			lo = mid;
+		else
+			hi = mid;
+	}
+	if (!m->n || pc < m->r[lo].lo || pc >= m->r[lo].hi)
+		return false;
+	r[0] = m->r[lo].lo;
+	r[1] = m->r[lo].hi;
+	return true;
+}
+
 /*
- * noinline and calling the unwinder directly: raw frame 0 is then always
- * inside this function, whatever the unwinder and the build.
+ * The map of the objects loaded now: one dl_iterate_phdr() step to read
+ * its counters, a new map when they moved.  Old maps are kept (a reader
+ * may hold one): one per dlopen() or dlclose() seen, a page or two each.
  */
-__attribute__((noinline)) rc_stack_id rc_stack_capture(void)
+static const struct text_map *text_current(void)
+{
+	struct text_map probe = { 0 }, *m;
+	unsigned long long c[2] = { 0, 0 };
+	size_t sz;
+	unsigned i, j;
+
+	dl_iterate_phdr(count_cb, c);
+	m = atomic_load_explicit(&texts, memory_order_acquire);
+	if (RC_LIKELY(m && m->adds == c[0] && m->subs == c[1]))
+		return m;
+	pthread_mutex_lock(&text_lock);
+	m = atomic_load_explicit(&texts, memory_order_relaxed);
+	if (m && m->adds == c[0] && m->subs == c[1])
+		goto out;			/* another thread made it */
+	dl_iterate_phdr(text_cb, &probe);
+	sz = sizeof(*m) + (probe.n + 16) * sizeof(m->r[0]);
+	m = mmap(NULL, sz, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED) {
+		m = NULL;
+		goto out;
+	}
+	m->cap = probe.n + 16;
+	m->adds = c[0];
+	m->subs = c[1];
+	dl_iterate_phdr(text_cb, m);
+	if (m->n > m->cap)
+		m->n = m->cap;
+	for (i = 1; i < m->n; i++)		/* insertion sort: ~50 */
+		for (j = i; j && m->r[j - 1].lo > m->r[j].lo; j--) {
+			uintptr_t lo = m->r[j].lo, hi = m->r[j].hi;
+
+			m->r[j] = m->r[j - 1];
+			m->r[j - 1].lo = lo;
+			m->r[j - 1].hi = hi;
+		}
+	atomic_store_explicit(&texts, m, memory_order_release);
+out:
+	pthread_mutex_unlock(&text_lock);
+	return m;
+}
+
+/* This thread's stack, found once per thread. */
+static bool thread_stack(uintptr_t *lo, uintptr_t *hi)
+{
+	pthread_attr_t a;
+	void *addr;
+	size_t size;
+
+	if (RC_UNLIKELY(!stack_hi)) {
+		stack_hi = 1;
+		if (!pthread_getattr_np(pthread_self(), &a)) {
+			if (!pthread_attr_getstack(&a, &addr, &size) && size) {
+				stack_lo = (uintptr_t)addr;
+				stack_hi = stack_lo + size;
+			}
+			pthread_attr_destroy(&a);
+		}
+	}
+	*lo = stack_lo;
+	*hi = stack_hi;
+	return stack_hi > 1;
+}
+
+/*
+ * The frame-pointer walk from frame, the wrapper's frame: { caller's
+ * frame pointer, return address }.  Each frame record must lie in this
+ * thread's stack above us, in increasing order, and return into
+ * executable text; the walk stops at the first that does not.  Returns 0
+ * when not even the first frame can be trusted, or when it is inside
+ * librdmacm (built without frame pointers): the caller falls back.
+ * Reads only words inside the stack, so a garbage chain cannot fault.
+ */
+__attribute__((noinline, no_sanitize_address)) static unsigned
+fp_walk(const void *frame, uintptr_t *out, unsigned max)
+{
+	uintptr_t fp = (uintptr_t)frame, lo, hi, next, pc, seg[2] = { 0, 0 };
+	const struct text_map *m = NULL;
+	uintptr_t slo = atomic_load_explicit(&self_lo, memory_order_relaxed);
+	uintptr_t shi = atomic_load_explicit(&self_hi, memory_order_relaxed);
+	bool (*sp)(uintptr_t) = skip_pc;
+	unsigned n = 0;
+
+#if defined(__x86_64__) || defined(__aarch64__)
+	if (!thread_stack(&lo, &hi))
+		return 0;
+	if (lo < (uintptr_t)__builtin_frame_address(0))
+		lo = (uintptr_t)__builtin_frame_address(0);
+	while (n < max) {
+		if (fp < lo || fp >= hi - 2 * sizeof(uintptr_t) ||
+		    (fp & (sizeof(uintptr_t) - 1)))
+			break;
+		pc = ((const uintptr_t *)fp)[1];
+		/* Most frames return into the segment the last one did. */
+		if (pc - seg[0] >= seg[1] - seg[0]) {
+			if (!m)
+				m = text_current();
+			if (!m || !in_text(m, pc, seg))
+				break;
+		}
+		/* Ours or librdmacm's: no frame pointers to follow. */
+		if (!n && (pc - slo < shi - slo || (sp && sp(pc))))
+			return 0;
+		out[n++] = pc;
+		next = ((const uintptr_t *)fp)[0];
+		if (next <= fp)
+			break;
+		fp = next;
+	}
+#else
+	(void)fp; (void)lo; (void)hi; (void)next; (void)pc; (void)sp;
+	(void)slo; (void)shi; (void)seg; (void)m; (void)max; (void)out;
+#endif
+	return n;
+}
+
+/* Raw frame 0 is in our exported caller: always_inline keeps it there. */
+static inline __attribute__((always_inline)) unsigned
+unwind(uintptr_t *raw, unsigned want)
+{
+	enum unwinder u = atomic_load_explicit(&uw, memory_order_relaxed);
+	int got;
+
+	if (u == UW_LIBUNWIND && RC_UNLIKELY(thread_captures < WARM_CAPTURES)) {
+		thread_captures++;
+		if (p_unwind_backtrace)
+			u = UW_LIBGCC;
+	}
+	if (u == UW_LIBUNWIND) {
+		got = p_unw_backtrace((void **)raw, (int)want);
+		return got > 0 ? (unsigned)got : 0;
+	}
+	if (u == UW_LIBGCC) {
+		struct ub_state st = { .buf = raw, .n = 0, .max = want };
+
+		p_unwind_backtrace(ub_cb, &st);
+		return st.n;
+	}
+	return 0;
+}
+
+static inline __attribute__((always_inline)) rc_stack_id
+capture(unsigned site, const void *frame)
 {
 	uintptr_t raw[RC_STACK_MAX_DEPTH + SLACK_MAX], lo, hi;
-	unsigned d, want, n, skip, extra;
+	unsigned d, learned, pred, want, n, skip, all, need;
 	bool (*sp)(uintptr_t);
-	enum unwinder u;
-	int got;
+	unsigned st, wmax, cnt, nst;
+	atomic_uint *slot;
 
 	if (RC_UNLIKELY(!atomic_load_explicit(&ready, memory_order_acquire))) {
 		rc_stack_init();
@@ -378,50 +623,78 @@ __attribute__((noinline)) rc_stack_id rc_stack_capture(void)
 			return 0;
 	}
 	d = atomic_load_explicit(&depth, memory_order_relaxed);
+	if (frame && atomic_load_explicit(&fast, memory_order_relaxed)) {
+		n = fp_walk(frame, raw, d);
+		if (n)
+			return depot_get(raw, n);
+	}
 	lo = atomic_load_explicit(&self_lo, memory_order_relaxed);
 	hi = atomic_load_explicit(&self_hi, memory_order_relaxed);
-again:
-	extra = atomic_load_explicit(&slack, memory_order_relaxed);
-	want = d + extra;
-	u = atomic_load_explicit(&uw, memory_order_relaxed);
-	if (u == UW_LIBUNWIND) {
-		got = p_unw_backtrace((void **)raw, (int)want);
-		n = got > 0 ? (unsigned)got : 0;
-	} else if (u == UW_LIBGCC) {
-		struct ub_state st = { .buf = raw, .n = 0, .max = want };
-
-		p_unwind_backtrace(ub_cb, &st);
-		n = st.n;
+	slot = &site_state[site < NSITES ? site : 0];
+	st = atomic_load_explicit(slot, memory_order_relaxed);
+	learned = st & 0xff;
+	pred = learned ? learned : SLACK_INIT;
+	for (;;) {
+		want = d + pred;
+		n = unwind(raw, want);
+		/* raw[0] is in our caller; then skip our own callers. */
+		skip = 1;
+		while (skip < n && raw[skip] - lo < hi - lo)
+			skip++;
+		/* Then the library's frames, keeping at least one frame. */
+		all = skip;
+		sp = skip_pc;
+		if (sp)
+			while (all < n && sp(raw[all]))
+				all++;
+		if (all < n)
+			skip = all;
+		/* What this site drops; more than n when n was too few. */
+		need = all < n || n < want ? all : n + SLACK_INIT;
+		if (n < want || n - skip >= d || pred >= SLACK_MAX)
+			break;
+		/* Frames were lost: unwind again, with what we now know. */
+		pred = need > pred ? need : pred + 1;
+		if (pred > SLACK_MAX)
+			pred = SLACK_MAX;
+	}
+	if (need > SLACK_MAX)
+		need = SLACK_MAX;
+	wmax = (st >> 8) & 0xff;
+	cnt = st >> 16;
+	if (need >= learned) {
+		nst = need;			/* window restarts */
+	} else if (cnt + 1 < SITE_WINDOW) {
+		nst = learned | (need > wmax ? need : wmax) << 8 |
+		      (cnt + 1) << 16;
 	} else {
-		return 0;
+		nst = need > wmax ? need : wmax;	/* learn the window */
 	}
-
-	/* raw[0] is in this function; then skip our own callers. */
-	skip = 1;
-	while (skip < n && raw[skip] - lo < hi - lo)
-		skip++;
-	/* Then the library's frames, keeping at least one frame. */
-	sp = skip_pc;
-	if (sp) {
-		unsigned s2 = skip;
-
-		while (s2 < n && sp(raw[s2]))
-			s2++;
-		if (s2 < n)
-			skip = s2;
-	}
-	if (skip > extra && n == want && extra < SLACK_MAX) {
-		/* Too little slack: frames were lost.  Learn, retry. */
-		extra = skip + 2 < SLACK_MAX ? skip + 2 : SLACK_MAX;
-		atomic_store_explicit(&slack, extra, memory_order_relaxed);
-		goto again;
-	}
+	if (nst != st)
+		atomic_store_explicit(slot, nst, memory_order_relaxed);
 	n -= skip < n ? skip : n;
 	if (n > d)
 		n = d;
 	if (!n)
 		return 0;
 	return depot_get(raw + skip, n);
+}
+
+/* noinline, and the unwinder called inline: raw frame 0 is in here. */
+__attribute__((noinline)) rc_stack_id rc_stack_capture(void)
+{
+	return capture(0, NULL);
+}
+
+__attribute__((noinline)) rc_stack_id rc_stack_capture_at(unsigned site,
+							   const void *frame)
+{
+	return capture(site, frame);
+}
+
+void rc_stack_set_fast(bool on)
+{
+	atomic_store_explicit(&fast, on, memory_order_relaxed);
 }
 
 void rc_stack_set_skip(bool (*fn)(uintptr_t pc))

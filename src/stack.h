@@ -33,6 +33,25 @@ void rc_stack_set_depth(unsigned depth);
 rc_stack_id rc_stack_capture(void);
 
 /*
+ * The same, from a wrapper.  site (< 1024; e.g. the function's number,
+ * larger ones share a slot) learns how many frames of ours (and of
+ * librdmacm's, when it called in) that call path drops, so that those
+ * and the frames kept are all that is unwound.  frame is the wrapper's
+ * __builtin_frame_address(0), or NULL: where the fast_unwind walk starts.
+ */
+rc_stack_id rc_stack_capture_at(unsigned site, const void *frame);
+
+/*
+ * fast_unwind: follow frame pointers from rc_stack_capture_at()'s frame
+ * instead of unwinding with CFI.  Each frame is checked (inside this
+ * thread's stack, above the last, returning into executable text); the
+ * walk stops at the first that is not, so code built without frame
+ * pointers gives short stacks.  Without a frame, or when even the first
+ * frame fails or is librdmacm's, the usual unwinder runs.
+ */
+void rc_stack_set_fast(bool on);
+
+/*
  * Store (or find) a stack given its frames; at most RC_STACK_MAX_DEPTH are
  * kept.  The same depot as rc_stack_capture(), so equal frames give equal
  * ids.  Returns 0 for n == 0 or when the depot is full.

@@ -26,6 +26,7 @@ struct rc_call {
 	rc_stack_id stack;	/* captured on first use */
 	struct rc_ref inside;	/* the id this call is inside, if any */
 	uint16_t id_flags;	/* CHECK wrappers: the id's flags */
+	const void *frame;	/* the wrapper's frame: fast_unwind starts here */
 };
 
 /*
@@ -34,7 +35,8 @@ struct rc_call {
  * keeps the errno the wrapper set.
  */
 #define RC_CALL(c) \
-	struct rc_call c __attribute__((cleanup(rc_call_end))) = { .fwd = false }
+	struct rc_call c __attribute__((cleanup(rc_call_end))) = {	\
+		.fwd = false, .frame = __builtin_frame_address(0) }
 void rc_call_end(struct rc_call *c);
 
 /* Forward to the real function with the caller's errno; keep what the
@@ -83,8 +85,19 @@ static inline void rc_call_begin_hot(struct rc_call *c, enum rc_fn fn,
 	c->inside = (struct rc_ref){ 0, 0 };
 }
 
-/* The call's stack, captured once. */
-rc_stack_id rc_call_stack(struct rc_call *c);
+/*
+ * The call's stack, captured once.  Inline: a frame less between the
+ * capture and the caller is a frame less to unwind.
+ */
+static inline rc_stack_id rc_call_stack(struct rc_call *c)
+{
+	if (!c->stack) {
+		rc_busy++;
+		c->stack = rc_stack_capture_at(c->fn, c->frame);
+		rc_busy--;
+	}
+	return c->stack;
+}
 
 /* The cached pid of this process (updated in fork children). */
 pid_t rc_pid(void);

@@ -71,16 +71,6 @@ void rc_call_end(struct rc_call *c)
 		errno = c->err;
 }
 
-rc_stack_id rc_call_stack(struct rc_call *c)
-{
-	if (!c->stack) {
-		rc_busy++;
-		c->stack = rc_stack_capture();
-		rc_busy--;
-	}
-	return c->stack;
-}
-
 void rc_finding_init(struct rc_finding *f, enum rc_rule rule,
 		     struct rc_call *c, const char *fmt, ...)
 {

@@ -69,6 +69,16 @@ fake_rdma_call(void)
 	return id;
 }
 
+/* The same as a wrapper calls it: from its own frame, for fast_unwind. */
+__attribute__((section("rc_test_shim"))) NOINLINE rc_stack_id
+fake_rdma_call_at(void)
+{
+	rc_stack_id id = rc_stack_capture_at(1, __builtin_frame_address(0));
+
+	KEEP();
+	return id;
+}
+
 NOINLINE rc_stack_id chain_b(void)
 {
 	rc_stack_id id;
@@ -550,6 +560,62 @@ START_TEST(test_threads)
 }
 END_TEST
 
+/* Resident private memory: file pages (code, unwind tables) aside. */
+static long anon_kib(void)
+{
+	long size = 0, res = 0, shared = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (f) {
+		if (fscanf(f, "%ld %ld %ld", &size, &res, &shared) != 3)
+			res = shared = 0;
+		fclose(f);
+	}
+	return (res - shared) * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+struct first_capture {
+	long kib;
+	rc_stack_id ids[12];
+};
+
+static void *first_capture_thread(void *arg)
+{
+	struct first_capture *fc = arg;
+	volatile unsigned twelve = 12;
+	long r0 = anon_kib();
+	unsigned i;
+
+	fc->ids[0] = chain_a();
+	fc->kib = anon_kib() - r0;
+	for (i = 1; i < twelve; i++)	/* one site: libgcc, then libunwind */
+		fc->ids[i] = chain_a();
+	return NULL;
+}
+
+/*
+ * libunwind's unw_backtrace() fills a 256 KiB frame cache for each thread
+ * on its first call: a thread's first captures must not pay for it.  And
+ * the unwinder they use instead gives the same frames.
+ */
+START_TEST(test_thread_first_capture)
+{
+	struct first_capture fc;
+	pthread_t t;
+	unsigned i;
+
+	ck_assert_str_eq(rc_stack_unwinder(), "libunwind");
+	ck_assert_int_eq(pthread_create(&t, NULL, first_capture_thread, &fc),
+			 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert_int_lt(fc.kib, 64);
+	ck_assert_uint_ne(fc.ids[0], 0);
+	ck_assert_uint_ne(fc.ids[1], 0);
+	for (i = 2; i < 12; i++)
+		ck_assert_uint_eq(fc.ids[i], fc.ids[1]);
+}
+END_TEST
+
 START_TEST(test_libgcc_fallback)
 {
 	volatile unsigned two = 2;
@@ -571,6 +637,117 @@ START_TEST(test_libgcc_fallback)
 	ck_assert_uint_eq(chain_a(), 0);
 	ck_assert_int_eq(rc_stack_use_unwinder("bogus"), -1);
 	ck_assert_int_eq(rc_stack_use_unwinder("libunwind"), 0);
+}
+END_TEST
+
+NOINLINE static rc_stack_id recurse_at(unsigned k)
+{
+	rc_stack_id id = k ? recurse_at(k - 1) : fake_rdma_call_at();
+
+	KEEP();
+	return id;
+}
+
+/*
+ * This program is built with frame pointers: the walk gives the frames
+ * CFI unwinding gives, and needs no unwinder at all.  libcheck's frames
+ * (below the test function) have none: the walk stops in them.
+ */
+START_TEST(test_fast_same_frames)
+{
+	volatile unsigned three = 3, k;
+	const uintptr_t *pcs[3];
+	rc_stack_id ids[3][3];
+	unsigned i, n[3], ours;
+
+	for (i = 0; i < three; i++) {
+		rc_stack_set_fast(i > 0);
+		if (i == 2)
+			ck_assert_int_eq(rc_stack_use_unwinder("none"), 0);
+		for (k = 0; k < three; k++)	/* 2, 7 and 18 levels */
+			ids[i][k] = recurse_at(k * k * 3 + 1 + k * 2);
+	}
+	rc_stack_set_fast(false);
+	ck_assert_int_eq(rc_stack_use_unwinder("libunwind"), 0);
+	for (k = 0; k < three; k++) {
+		ours = k * k * 3 + 2 + k * 2 + 1;	/* and the test's */
+		for (i = 0; i < three; i++) {
+			n[i] = rc_stack_frames(ids[i][k], &pcs[i]);
+			ck_assert_uint_ge(n[i], ours < 16 ? ours : 16);
+		}
+		ck_assert_str_eq(frame_fn(ids[0][k], 0), "recurse_at");
+		ck_assert_str_eq(frame_fn(ids[0][k], ours - 1 < 15 ?
+					  ours - 1 : 15), ours - 1 < 15 ?
+				 "test_fast_same_frames_fn" : "recurse_at");
+		ck_assert_uint_eq(ids[2][k], ids[1][k]);
+		ck_assert_mem_eq(pcs[1], pcs[0], n[1] * sizeof(uintptr_t));
+	}
+	/* All 16 frames ours: the very same stack. */
+	ck_assert_uint_eq(ids[1][2], ids[0][2]);
+	/* Without a frame the walk cannot start: the usual unwinder runs. */
+	rc_stack_set_fast(true);
+	ck_assert_int_eq(rc_stack_use_unwinder("none"), 0);
+	ck_assert_uint_eq(rc_stack_capture_at(1, NULL), 0);
+	ck_assert_int_eq(rc_stack_use_unwinder("libunwind"), 0);
+	ck_assert_uint_ne(rc_stack_capture_at(1, NULL), 0);
+	rc_stack_set_fast(false);
+}
+END_TEST
+
+/*
+ * Frame records that lie: the walk keeps the frames before the first bad
+ * one and never reads outside the stack (these would fault).
+ */
+NOINLINE static unsigned fast_from(const uintptr_t *rec)
+{
+	const uintptr_t *pcs;
+	unsigned n;
+
+	rc_stack_set_fast(true);
+	n = rc_stack_frames(rc_stack_capture_at(2, rec), &pcs);
+	rc_stack_set_fast(false);
+	KEEP();
+	return n;
+}
+
+START_TEST(test_fast_garbage)
+{
+	uintptr_t rec[4], pc = (uintptr_t)chain_a + 1;
+	void *unmapped = mmap(NULL, 4096, PROT_NONE,
+			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	ck_assert_ptr_ne(unmapped, MAP_FAILED);
+	ck_assert_int_eq(rc_stack_use_unwinder("none"), 0);
+	/* next: above us but outside the stack (unmapped). */
+	rec[0] = (uintptr_t)unmapped > (uintptr_t)rec ?
+		 (uintptr_t)unmapped : (uintptr_t)-4096;
+	rec[1] = pc;
+	ck_assert_uint_eq(fast_from(rec), 1);
+	rec[0] = (uintptr_t)-16;			/* the top of memory */
+	ck_assert_uint_eq(fast_from(rec), 1);
+	rec[0] = (uintptr_t)&rec[2] + 3;		/* misaligned */
+	ck_assert_uint_eq(fast_from(rec), 1);
+	rec[0] = (uintptr_t)&rec[0];			/* a loop */
+	ck_assert_uint_eq(fast_from(rec), 1);
+	rec[0] = 16;					/* down, to page 0 */
+	ck_assert_uint_eq(fast_from(rec), 1);
+	/* next record fine, its return address is not code: one frame. */
+	rec[0] = (uintptr_t)&rec[2];
+	rec[2] = 0;
+	rec[3] = (uintptr_t)unmapped;
+	ck_assert_uint_eq(fast_from(rec), 1);
+	rec[3] = pc;					/* two good frames */
+	ck_assert_uint_eq(fast_from(rec), 2);
+	/* Not even the first frame is good: the usual unwinder ("none"). */
+	rec[1] = 0x1234;
+	ck_assert_uint_eq(fast_from(rec), 0);
+	ck_assert_uint_eq(fast_from((const uintptr_t *)unmapped), 0);
+	ck_assert_uint_eq(fast_from((const uintptr_t *)16), 0);
+	/* A first frame in our own text: no frame pointers there. */
+	rec[1] = (uintptr_t)fake_rdma_call + 1;
+	ck_assert_uint_eq(fast_from(rec), 0);
+	ck_assert_int_eq(rc_stack_use_unwinder("libunwind"), 0);
+	munmap(unmapped, 4096);
 }
 END_TEST
 
@@ -680,7 +857,7 @@ NOINLINE static void bench_leaf(unsigned iters, unw_bt_fn bt)
 		t1 = now_ns();
 		if (bt)
 			for (i = 0; i < iters; i++)
-				bt(buf, 19);	/* as a capture: 16 + slack */
+				bt(buf, 18);	/* as a capture: 16 + ours */
 		t2 = now_ns();
 		if ((t1 - t0) / iters < cap)
 			cap = (t1 - t0) / iters;
@@ -691,9 +868,40 @@ NOINLINE static void bench_leaf(unsigned iters, unw_bt_fn bt)
 	printf("unwinder %s, %u frames: capture+depot hit %.1f ns",
 	       rc_stack_unwinder(), nfr, cap);
 	if (bt)
-		printf("; bare unw_backtrace(19) %.1f ns; so depot hit + "
+		printf("; bare unw_backtrace(18) %.1f ns; so depot hit + "
 		       "skipping ~%.1f ns", raw, cap - raw);
 	printf(" (best of 7 x %u)\n", iters);
+	KEEP();
+}
+
+/* The same with fast_unwind: the frame-pointer walk. */
+NOINLINE static void bench_fast_leaf(unsigned iters)
+{
+	double t0, best = 1e30;
+	unsigned i;
+	int rep;
+
+	rc_stack_set_fast(true);
+	for (rep = 0; rep < 7; rep++) {
+		t0 = now_ns();
+		for (i = 0; i < iters; i++)
+			fake_rdma_call_at();
+		t0 = (now_ns() - t0) / iters;
+		if (t0 < best)
+			best = t0;
+	}
+	rc_stack_set_fast(false);
+	printf("fast_unwind, 16 frames: capture+depot hit %.1f ns "
+	       "(best of 7 x %u)\n", best, iters);
+	KEEP();
+}
+
+NOINLINE static void bench_fast_chain(unsigned k, unsigned iters)
+{
+	if (k)
+		bench_fast_chain(k - 1, iters);
+	else
+		bench_fast_leaf(iters);
 	KEEP();
 }
 
@@ -739,6 +947,7 @@ static int bench(void)
 	rc_stack_set_depth(16);
 	bench_chain(20, 1000, bt);	/* warm up */
 	bench_chain(20, 1000000, bt);
+	bench_fast_chain(20, 1000000);
 	bench_intern(10000000);
 	if (!rc_stack_use_unwinder("libgcc"))
 		bench_chain(20, 20000, NULL);
@@ -775,7 +984,10 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_malformed_libc);
 	tcase_add_test(tc, test_stripped_debuglink);
 	tcase_add_test(tc, test_threads);
+	tcase_add_test(tc, test_thread_first_capture);
 	tcase_add_test(tc, test_libgcc_fallback);
+	tcase_add_test(tc, test_fast_same_frames);
+	tcase_add_test(tc, test_fast_garbage);
 	tcase_add_test(tc, test_default_self_range);
 	tcase_add_test(tc, test_no_libunwind);
 	tcase_add_test(tc, test_fork_child);
