@@ -2,9 +2,10 @@
  * registry.h - every tracked object, by handle: a sharded open-addressing
  * table of records, which keeps destroyed records (and their destroy
  * stacks) for use-after-destroy and double-destroy reports until their
- * address is reused or a memory bound sweeps the oldest out.  Records are copied in and out; all changes to a
- * live record happen under its shard lock through rc_reg_update().  No lock
- * is ever held when a function here returns.
+ * address is reused or a memory bound pushes the oldest out.  Records are
+ * copied in and out; all changes to a live record happen under its shard
+ * lock through rc_reg_update().  No lock is ever held when a function here
+ * returns.
  */
 #ifndef RC_REGISTRY_H
 #define RC_REGISTRY_H
@@ -175,8 +176,8 @@ void rc_reg_add(struct rc_ref ref, unsigned offset, int delta);
  * Mark the record destroyed (with the destroying thread and stack) if it
  * still has generation gen.  It stays until a new object at the address
  * replaces it, or until more than the quarantine bound of destroyed
- * records have piled up: then those registered before the last half of
- * the bound are forgotten.
+ * records have piled up: then the oldest destroyed are forgotten (the
+ * bound is shared out over the shards, oldest first in each).
  */
 bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st);
 
