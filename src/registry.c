@@ -36,11 +36,27 @@ struct qent {
 	uint32_t gen;
 };
 
+/* An open-addressing table; cap is a power of two, 0 before first use. */
+struct tab {
+	struct rc_obj *slots;
+	unsigned cap;
+};
+
+/*
+ * While a shard is resized, its records are in two tables: new ones go to
+ * t, and each insert or destroy moves a few of old's (from slot mcur on)
+ * into t, so no call pays for a whole rehash.  A step looks at up to 32
+ * slots, or moves up to 8 records: a doubling (old's cap slots, cap / 2
+ * records: 3 * cap units) is done within cap / 10 calls, long before the
+ * cap / 2 inserts that fill t.
+ */
+#define MIGRATE_STEP 32u
+
 struct shard {
 	pthread_mutex_t lock;
-	struct rc_obj *slots;
-	unsigned cap;		/* power of two, 0 before first use */
-	unsigned count;
+	struct tab t, old;
+	unsigned mcur;
+	unsigned count;		/* records in t and old */
 	struct qent *q;		/* ring of destroyed records, oldest first */
 	unsigned qcap, qhead, qlen;
 	unsigned qvalid;	/* entries of q still naming their record */
@@ -108,6 +124,19 @@ bool rc_reg_degraded(void)
 	return __atomic_load_n(&degraded, __ATOMIC_RELAXED);
 }
 
+unsigned long rc_reg_slots(void)
+{
+	unsigned long n = 0;
+	unsigned i;
+
+	for (i = 0; i < NSHARDS; i++) {
+		pthread_mutex_lock(&shards[i].lock);
+		n += shards[i].t.cap + shards[i].old.cap;
+		pthread_mutex_unlock(&shards[i].lock);
+	}
+	return n;
+}
+
 unsigned long rc_reg_live(void)
 {
 	unsigned long n = 0;
@@ -118,74 +147,117 @@ unsigned long rc_reg_live(void)
 	return n;
 }
 
-/* Index of h in s, or of the empty slot where it would go. */
-static unsigned probe(const struct shard *s, uintptr_t h, uint64_t m)
+/* Index of h in t, or of the empty slot where it would go. */
+static unsigned probe(const struct tab *t, uintptr_t h, uint64_t m)
 {
-	unsigned i = slot_of(m, s->cap);
+	unsigned i = slot_of(m, t->cap);
 
-	while (s->slots[i].handle && s->slots[i].handle != h)
-		i = (i + 1) & (s->cap - 1);
+	while (t->slots[i].handle && t->slots[i].handle != h)
+		i = (i + 1) & (t->cap - 1);
 	return i;
+}
+
+/* Where the record at key is in s: false when it is in neither table. */
+static bool locate(struct shard *s, uintptr_t key, uint64_t m,
+		   struct tab **tp, unsigned *ip)
+{
+	struct tab *t = &s->t;
+	unsigned i;
+
+	for (;;) {
+		if (t->cap) {
+			i = probe(t, key, m);
+			if (t->slots[i].handle) {
+				*tp = t;
+				*ip = i;
+				return true;
+			}
+		}
+		if (t == &s->old || !s->old.cap)
+			return false;
+		t = &s->old;
+	}
 }
 
 /* The record at key in s, or NULL. */
 static struct rc_obj *find(struct shard *s, uintptr_t key, uint64_t m)
 {
-	struct rc_obj *o;
+	struct tab *t;
+	unsigned i;
 
-	if (!s->cap)
-		return NULL;
-	o = &s->slots[probe(s, key, m)];
-	return o->handle ? o : NULL;
-}
-
-static bool resize(struct shard *s, unsigned ncap)
-{
-	struct rc_obj *old = s->slots, *nslots;
-	unsigned i, j;
-
-	nslots = calloc(ncap, sizeof(*nslots));
-	if (!nslots)
-		return false;
-	for (i = 0; i < s->cap; i++) {
-		if (!old[i].handle)
-			continue;
-		j = slot_of(mix(old[i].handle), ncap);
-		while (nslots[j].handle)
-			j = (j + 1) & (ncap - 1);
-		nslots[j] = old[i];
-	}
-	s->slots = nslots;
-	s->cap = ncap;
-	free(old);
-	return true;
-}
-
-/* Room for one more record at load <= 1/2. */
-static bool reserve(struct shard *s)
-{
-	return (s->count + 1) * 2 <= s->cap ||
-	       resize(s, s->cap ? s->cap * 2 : MIN_CAP);
+	return locate(s, key, m, &t, &i) ? &t->slots[i] : NULL;
 }
 
 /* Backward-shift deletion keeps probe chains intact without tombstones. */
-static void remove_at(struct shard *s, unsigned i)
+static void remove_at(struct tab *t, unsigned i)
 {
 	unsigned j = i, k;
 
 	for (;;) {
-		j = (j + 1) & (s->cap - 1);
-		if (!s->slots[j].handle)
+		j = (j + 1) & (t->cap - 1);
+		if (!t->slots[j].handle)
 			break;
-		k = slot_of(mix(s->slots[j].handle), s->cap);
+		k = slot_of(mix(t->slots[j].handle), t->cap);
 		/* Move j back to i unless its home k lies in (i, j]. */
 		if ((i <= j) ? (i < k && k <= j) : (i < k || k <= j))
 			continue;
-		s->slots[i] = s->slots[j];
+		t->slots[i] = t->slots[j];
 		i = j;
 	}
-	memset(&s->slots[i], 0, sizeof(s->slots[i]));
-	s->count--;
+	memset(&t->slots[i], 0, sizeof(t->slots[i]));
+}
+
+/*
+ * Move a step of old into t: budget counts slots looked at, a record moved
+ * counts four.  Removing old[mcur] by backward shift may pull a later
+ * record into mcur, so mcur moves on only once its slot is empty; no
+ * record is ever left behind it.
+ */
+static void migrate(struct shard *s, unsigned budget)
+{
+	struct rc_obj *o;
+
+	while (s->old.cap && budget) {
+		o = &s->old.slots[s->mcur];
+		if (o->handle) {
+			s->t.slots[probe(&s->t, o->handle, mix(o->handle))] =
+				*o;
+			remove_at(&s->old, s->mcur);
+			budget = budget > 4 ? budget - 4 : 0;
+			continue;
+		}
+		budget--;
+		if (++s->mcur == s->old.cap) {
+			free(s->old.slots);
+			s->old = (struct tab){ NULL, 0 };
+			s->mcur = 0;
+		}
+	}
+}
+
+/* Start moving s into a table of ncap slots (none in flight). */
+static bool resize(struct shard *s, unsigned ncap)
+{
+	struct rc_obj *nslots = calloc(ncap, sizeof(*nslots));
+
+	if (!nslots)
+		return false;
+	s->old = s->t;
+	s->mcur = 0;
+	s->t = (struct tab){ nslots, ncap };
+	return true;
+}
+
+/* Room for one more record at load <= 1/2, and a step of any move. */
+static bool reserve(struct shard *s)
+{
+	if ((s->count + 1) * 2 > s->t.cap) {
+		migrate(s, ~0u);	/* a shrink still in flight: rare */
+		if (!resize(s, s->t.cap ? s->t.cap * 2 : MIN_CAP))
+			return false;
+	}
+	migrate(s, MIGRATE_STEP);
+	return true;
 }
 
 static bool q_valid(struct shard *s, const struct qent *e)
@@ -199,17 +271,17 @@ static bool q_valid(struct shard *s, const struct qent *e)
 static void q_evict(struct shard *s)
 {
 	struct qent e;
+	struct tab *t;
 	unsigned i;
 
 	while (s->qlen) {
 		e = s->q[s->qhead];
 		s->qhead = (s->qhead + 1) & (s->qcap - 1);
 		s->qlen--;
-		if (!s->cap)
-			continue;
-		i = probe(s, e.key, mix(e.key));
-		if (s->slots[i].handle && s->slots[i].gen == e.gen) {
-			remove_at(s, i);
+		if (locate(s, e.key, mix(e.key), &t, &i) &&
+		    t->slots[i].gen == e.gen) {
+			remove_at(t, i);
+			s->count--;
 			s->qvalid--;
 			return;
 		}
@@ -265,8 +337,8 @@ static void q_push(struct shard *s, uintptr_t key, uint32_t gen)
 	while (s->qvalid > quar_share && s->qlen)
 		q_evict(s);
 	/* Give memory back once most of the shard went away. */
-	if (s->cap > MIN_CAP && s->count * 8 < s->cap)
-		resize(s, s->cap / 2);
+	if (s->t.cap > MIN_CAP && s->count * 8 < s->t.cap && !s->old.cap)
+		resize(s, s->t.cap / 2);
 }
 
 /* A record of s stops being live (the count is read without the lock). */
@@ -288,11 +360,13 @@ static void bury(const struct rc_obj *old)
 		pthread_mutex_unlock(&s->lock);
 		return;		/* forgotten: only the memory ran out */
 	}
-	slot = &s->slots[probe(s, key, m)];
-	if (slot->handle)
+	slot = find(s, key, m);
+	if (slot) {
 		s->qvalid--;	/* the older burial's entry goes stale */
-	else
+	} else {
+		slot = &s->t.slots[probe(&s->t, key, m)];
 		s->count++;
+	}
 	*slot = *old;
 	slot->handle = key;
 	q_push(s, key, old->gen);
@@ -325,8 +399,9 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 		return 0;
 	}
 	o->gen = new_gen(s);
-	slot = &s->slots[probe(s, o->handle, m)];
-	if (!slot->handle) {
+	slot = find(s, o->handle, m);
+	if (!slot) {
+		slot = &s->t.slots[probe(&s->t, o->handle, m)];
 		s->count++;
 		__atomic_store_n(&s->live, s->live + 1, __ATOMIC_RELAXED);
 	} else if (slot->destroyed) {
@@ -438,6 +513,28 @@ bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
 	return found;
 }
 
+bool rc_reg_get_update(uintptr_t h, unsigned kind,
+		       void (*fn)(struct rc_obj *o, void *arg), void *arg,
+		       struct rc_obj *out)
+{
+	uint64_t m = mix(h);
+	struct shard *s = shard_of(m);
+	struct rc_obj *o;
+	bool found = false;
+
+	if (!h)
+		return false;
+	pthread_mutex_lock(&s->lock);
+	o = find(s, h, m);
+	if (o && o->kind == kind && !o->destroyed) {
+		fn(o, arg);
+		*out = *o;
+		found = true;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return found;
+}
+
 /* Mark o (live, in s) destroyed and quarantine it; under s's lock. */
 static void mark_destroyed(struct shard *s, struct rc_obj *o, pid_t tid,
 			   rc_stack_id st)
@@ -447,6 +544,7 @@ static void mark_destroyed(struct shard *s, struct rc_obj *o, pid_t tid,
 	o->destroyed_stack = st;
 	unlive(s);
 	q_push(s, o->handle, o->gen);	/* may move o: not used after */
+	migrate(s, MIGRATE_STEP);
 }
 
 bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st)
@@ -504,6 +602,15 @@ enum rc_take rc_reg_take(uintptr_t h, unsigned kind, unsigned keep_flags,
 	return r;
 }
 
+static void copy_tab(const struct tab *t, struct rc_obj *copy, unsigned *n)
+{
+	unsigned j;
+
+	for (j = 0; j < t->cap; j++)
+		if (t->slots[j].handle && !is_grave(t->slots[j].handle))
+			copy[(*n)++] = t->slots[j];
+}
+
 void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg)
 {
 	struct rc_obj *copy = NULL;
@@ -523,9 +630,9 @@ void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg)
 			copy = c;
 			cap = s->count;
 		}
-		for (j = 0, n = 0; j < s->cap; j++)
-			if (s->slots[j].handle && !is_grave(s->slots[j].handle))
-				copy[n++] = s->slots[j];
+		n = 0;
+		copy_tab(&s->t, copy, &n);
+		copy_tab(&s->old, copy, &n);
 		pthread_mutex_unlock(&s->lock);
 		for (j = 0; j < n; j++)
 			fn(&copy[j], arg);

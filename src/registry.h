@@ -167,6 +167,14 @@ bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
 	rc_reg_get_add((h), (kind), __builtin_offsetof(struct rc_obj, field), \
 		       (delta), (out))
 
+/*
+ * Find the live record of this kind at h, run fn on it and copy it out,
+ * under one lock (fn as for rc_reg_update).  False when there is none.
+ */
+bool rc_reg_get_update(uintptr_t h, unsigned kind,
+		       void (*fn)(struct rc_obj *o, void *arg), void *arg,
+		       struct rc_obj *out);
+
 /* Add delta to an int field of a live record (by offset); see RC_REG_ADD. */
 void rc_reg_add(struct rc_ref ref, unsigned offset, int delta);
 #define RC_REG_ADD(ref, field, delta) \
@@ -208,6 +216,9 @@ bool rc_reg_degraded(void);
 
 /* Live records (for tests and statistics). */
 unsigned long rc_reg_live(void);
+
+/* Table slots allocated, live and destroyed records' (for tests). */
+unsigned long rc_reg_slots(void);
 
 void rc_reg_atfork_child(void);
 

@@ -181,6 +181,64 @@ START_TEST(another_kind_at_the_address)
 }
 END_TEST
 
+/*
+ * Tables grow by moving a few records per call: every record stays found
+ * (live or destroyed) at every step, while records are added, destroyed
+ * and pushed out of the quarantine in between.
+ */
+START_TEST(incremental_growth_finds_everything)
+{
+	const unsigned n = 60000;
+	struct rc_obj o, got;
+	unsigned i, j;
+
+	for (i = 0; i < n; i++) {
+		o = mk(handle(8, i), RC_K_ID);
+		ck_assert_uint_ne(rc_reg_insert(&o), 0);
+		if (i % 3 == 0)
+			ck_assert(rc_reg_destroy(o.handle, o.gen, 1, 1));
+		/* A spread of earlier ones, wherever they are now. */
+		for (j = i; j; j /= 2) {
+			ck_assert(rc_reg_get(handle(8, j), &got));
+			ck_assert_int_eq(got.destroyed, j % 3 == 0);
+		}
+	}
+	ck_assert_uint_eq(rc_reg_live(), n - (n + 2) / 3);
+}
+END_TEST
+
+/* Once most records are destroyed and forgotten, the tables shrink. */
+START_TEST(memory_returned_after_destroy)
+{
+	const unsigned n = 50000;
+	struct rc_obj o;
+	unsigned long peak;
+	unsigned i;
+
+	rc_reg_set_quarantine(1000);
+	for (i = 0; i < n; i++) {
+		o = mk(handle(9, i), RC_K_MR);
+		rc_reg_insert(&o);
+	}
+	peak = rc_reg_slots();
+	ck_assert_uint_ge(peak, 2 * n);
+	for (i = 0; i < n; i++)
+		ck_assert(rc_reg_take(handle(9, i), RC_K_MR, 0, 1, 1, &o) ==
+			  RC_TAKE_TAKEN);
+	/* A shard shrinks a step per call: let a program go on a while, at
+	 * addresses its allocator hands out again. */
+	for (i = 0; i < 20000 && rc_reg_slots() > peak / 8; i++) {
+		o = mk(handle(10, i % 1024), RC_K_MR);
+		rc_reg_insert(&o);
+		rc_reg_destroy(o.handle, o.gen, 1, 1);
+	}
+	/* Left: the quarantine's share per shard, at load >= 1/8. */
+	ck_assert_uint_le(rc_reg_slots(), peak / 8);
+	ck_assert_uint_eq(rc_reg_live(), 0);
+	rc_reg_set_quarantine(0);
+}
+END_TEST
+
 START_TEST(take_and_get_add)
 {
 	struct rc_obj o = mk(handle(5, 1), RC_K_EVENT), got;
@@ -464,6 +522,8 @@ int main(void)
 	tcase_add_test(tc, reused_addresses_keep_the_quarantine);
 	tcase_add_test(tc, another_kind_at_the_address);
 	tcase_add_test(tc, take_and_get_add);
+	tcase_add_test(tc, incremental_growth_finds_everything);
+	tcase_add_test(tc, memory_returned_after_destroy);
 	tcase_add_test(tc, growth_and_deletion_keep_chains);
 	tcase_add_test(tc, threads);
 	tcase_add_test(tc, ledger_scans);
