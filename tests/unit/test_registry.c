@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/rdma_cma.h>
+
 #include "options.h"
 #include "registry.h"
 #include "wrap.h"
@@ -426,6 +428,51 @@ START_TEST(ledger_refuses_certain_hang)
 }
 END_TEST
 
+/* The last 256 acked events' parameter pointers, found by the index. */
+static unsigned findings(void)
+{
+	struct rc_summary sum;
+
+	rc_report_summary(&sum);
+	return sum.errors + sum.warnings;
+}
+
+START_TEST(ledger_acked_index)
+{
+	static struct rdma_cm_event evs[300];
+	static char pdata[300];
+	struct rc_call c = { .fn = RC_FN_rdma_connect, .tid = 100 };
+	struct rc_obj e;
+	unsigned i, n;
+
+	for (i = 0; i < 300; i++) {
+		evs[i].event = RDMA_CM_EVENT_CONNECT_RESPONSE;
+		evs[i].param.conn.private_data = &pdata[i];
+		e = mk((uintptr_t)&evs[i], RC_K_EVENT);
+		rc_reg_insert(&e);
+		ck_assert(rc_reg_destroy(e.handle, e.gen, 1, 1));
+		rc_ledger_acked(&e, &evs[i]);
+	}
+	n = findings();
+	rc_check_use_after_ack(&c, &evs[299].param.conn, "conn_param");
+	ck_assert_uint_eq(findings(), ++n);
+	rc_check_use_after_ack(&c, &pdata[100], "private data");
+	ck_assert_uint_eq(findings(), ++n);
+	/* Pushed out of the ring, or never acked: nothing. */
+	rc_check_use_after_ack(&c, &evs[0].param.conn, "conn_param");
+	rc_check_use_after_ack(&c, &pdata[43], "private data");
+	rc_check_use_after_ack(&c, &evs[299], "conn_param");
+	ck_assert_uint_eq(findings(), n);
+	rc_check_use_after_ack(&c, &pdata[44], "private data");
+	ck_assert_uint_eq(findings(), ++n);
+	/* The event's memory came back as a new event: no longer acked. */
+	e = mk((uintptr_t)&evs[299], RC_K_EVENT);
+	rc_reg_insert(&e);
+	rc_check_use_after_ack(&c, &evs[299].param.conn, "conn_param");
+	ck_assert_uint_eq(findings(), n);
+}
+END_TEST
+
 /* ---- cqcount.c: completion events per CQ, without a lock ------------ */
 
 START_TEST(cq_counts_grow_and_reuse)
@@ -528,6 +575,7 @@ int main(void)
 	tcase_add_test(tc, threads);
 	tcase_add_test(tc, ledger_scans);
 	tcase_add_test(tc, ledger_refuses_certain_hang);
+	tcase_add_test(tc, ledger_acked_index);
 	tcase_add_test(tc, cq_counts_grow_and_reuse);
 	tcase_add_test(tc, cq_counts_threads);
 	suite_add_tcase(s, tc);
