@@ -26,6 +26,9 @@ struct rc_call {
 	rc_stack_id stack;	/* captured on first use */
 	struct rc_ref inside;	/* the id this call is inside, if any */
 	uint16_t id_flags;	/* CHECK wrappers: the id's flags */
+	struct rc_ref pre_link;	/* verbs parent whose child count this call
+				 * took with its check (rc_v_require_parent),
+				 * given back at the end unless tracked */
 };
 
 /*
@@ -320,6 +323,15 @@ struct rc_v_links {
 };
 void rc_v_track(struct rc_call *c, enum rc_kind kind, const void *h,
 		const struct rc_v_links *l, unsigned flags, struct rc_obj *o);
+
+/*
+ * rc_v_require(..., RC_USE, ...) of the parent an object is about to be
+ * made on, counting the child under the same lock; rc_v_track uses that
+ * count, and rc_call_end gives it back when nothing was tracked.
+ */
+bool rc_v_require_parent(struct rc_call *c, enum rc_kind kind, const void *h,
+			 struct rc_obj *o);
+void rc_v_unlink_pre(struct rc_call *c);
 
 /*
  * o (a copy taken before the destroy) is gone: mark it destroyed and take

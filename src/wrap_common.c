@@ -67,6 +67,8 @@ void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 
 void rc_call_end(struct rc_call *c)
 {
+	if (RC_UNLIKELY(c->pre_link.h))
+		rc_v_unlink_pre(c);
 	if (c->fwd)
 		errno = c->err;
 }
