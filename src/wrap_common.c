@@ -506,8 +506,7 @@ bool rc_update_live(const void *h, enum rc_kind kind,
 {
 	struct rc_obj o;
 
-	/* The address may still hold a destroyed object of another kind. */
-	if (!rc_reg_get((uintptr_t)h, &o) || o.kind != kind || o.destroyed)
-		return false;
-	return rc_reg_update(o.handle, o.gen, fn, arg);
+	/* The address may still hold a destroyed object of another kind:
+	 * only a live one of this kind is changed (one lookup, one lock). */
+	return rc_reg_get_update((uintptr_t)h, kind, fn, arg, &o);
 }
