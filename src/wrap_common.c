@@ -214,6 +214,7 @@ static void rejected_fn(struct rc_obj *o, void *arg)
  * an unbound id, rdma_accept reads conn_param->qp_num when the id has no
  * QP).  The loopback backend only fails these with EINVAL, so refuse them
  * by our own rule, not by what the library underneath happens to do.
+ * rdma_establish on an id with a QP is only refused by librdmacm: warned.
  */
 static bool check_ready(struct rc_call *c, const struct rc_obj *o,
 			const void *arg)
@@ -245,6 +246,19 @@ static bool check_ready(struct rc_call *c, const struct rc_obj *o,
 		why = "no conn_param and no QP, and librdmacm reads "
 		      "conn_param->qp_num";
 		break;
+	case RC_FN_rdma_establish:
+		if (!id->qp)
+			return true;
+		/* Harmless (librdmacm refuses it): a warning, forwarded. */
+		rc_finding_init(&f, RC_R_ESTABLISH_WITH_QP, c, "%s(%p): the "
+				"cm id has a QP (rdma_create_qp), which "
+				"librdmacm moves to RTS itself, sending the RTU; "
+				"rdma_establish is for an id whose QP the "
+				"program manages, and fails with EINVAL",
+				rc_fn_info[c->fn].name, (void *)o->handle);
+		rc_finding_add(&f, o, NULL);
+		rc_report(&f);
+		return true;
 	default:
 		return true;
 	}
