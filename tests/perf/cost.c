@@ -66,6 +66,11 @@ static struct ibv_cq *ecq;
 static struct ibv_qp *eqp;
 static char buf[4096];
 static volatile const char *str;
+static struct rdma_conn_param conn = { .qp_num = 1, .retry_count = 7 };
+static struct rdma_conn_param conn_pdata = {
+	.qp_num = 1, .retry_count = 7,
+	.private_data = buf, .private_data_len = 8,
+};
 
 COST(rdma_create_id,
      if (rdma_create_id(ch, &ids[i], NULL, RDMA_PS_TCP))
@@ -97,6 +102,17 @@ COST(ibv_get_cq_event,
      if (ibv_get_cq_event(cch, &cqs[i], &cq_ctx))
 	die("ibv_get_cq_event"))
 COST(ibv_ack_cq_events, ibv_ack_cq_events(cqs[i], 1))
+/*
+ * The shim checks a conn_param, and its private_data when there is one,
+ * against the events acked already: the second kind checks one pointer
+ * more, and the difference of the two is what one check costs.
+ */
+COST(rdma_connect,
+     if (rdma_connect(ids[i], &conn))
+	die("rdma_connect"))
+COST(rdma_connect_pdata,
+     if (rdma_connect(ids[i], &conn_pdata))
+	die("rdma_connect"))
 COST(rdma_event_str, str = rdma_event_str(i & 7))
 COST(rsend,
      if (rsend(rs, buf, 0, 0))
@@ -116,6 +132,46 @@ static void resolve_ids(int n)
 		if (rdma_resolve_addr(ids[i], NULL, (struct sockaddr *)&sin,
 				      2000))
 			die("rdma_resolve_addr");
+}
+
+static void destroy_ids(int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (rdma_destroy_id(ids[i]))
+			die("rdma_destroy_id");
+}
+
+/* Get and ack n events of any kind (those connect attempts end in). */
+static void drain_events(int n)
+{
+	struct rdma_cm_event *ev;
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (rdma_get_cm_event(ch, &ev) || rdma_ack_cm_event(ev))
+			die("rdma_get_cm_event/rdma_ack_cm_event");
+}
+
+/*
+ * n ids with a route to a port nobody listens on, to connect (each
+ * attempt ends in an event); the events acked on the way fill the
+ * shim's ring of acked events.
+ */
+static void route_ids(int n)
+{
+	int i;
+
+	for (i = 0; i < n; i++)
+		if (rdma_create_id(ch, &ids[i], NULL, RDMA_PS_TCP))
+			die("rdma_create_id");
+	resolve_ids(n);
+	drain_events(n);
+	for (i = 0; i < n; i++)
+		if (rdma_resolve_route(ids[i], 2000))
+			die("rdma_resolve_route");
+	drain_events(n);
 }
 
 /*
@@ -175,6 +231,14 @@ static double round_all(void *arg)
 	cq_events_make(COST_N);
 	cost_ibv_get_cq_event(arg);
 	cost_ibv_ack_cq_events(arg);
+	route_ids(COST_N);
+	cost_rdma_connect(arg);
+	drain_events(COST_N);
+	destroy_ids(COST_N);
+	route_ids(COST_N);
+	cost_rdma_connect_pdata(arg);
+	drain_events(COST_N);
+	destroy_ids(COST_N);
 	cost_rdma_event_str(arg);
 	cost_rsend(arg);
 	return 0;
