@@ -156,6 +156,12 @@ if sh "$top_srcdir/tests/perf/cost.sh" >"$work/cost" 2>"$work/err"; then
 else
 	cat "$work/err" >&2
 fi
+costfast=/dev/null
+if [ "$fast" != - ] &&
+   sh "$top_srcdir/tests/perf/cost.sh" fast_unwind=1 >"$work/costfast" \
+	2>"$work/err"; then
+	costfast=$work/costfast
+fi
 # The stacks measured are full: the leaked MR's has stack_depth frames.
 frames='?'
 go "stack_depth=16:exitcode=0:log_path=/dev/null:json=$work/one.json" \
@@ -170,6 +176,7 @@ fi
 	     "options $opts; SECTION SIDE KEY VALUE"
 	cat "$raw"
 	[ "$cost" = - ] || sed 's/^/cost /' "$cost"
+	[ "$costfast" = /dev/null ] || sed 's/^/costfast /' "$costfast"
 } >"$details"
 
 [ "$cost" = - ] && cost=/dev/null
@@ -181,7 +188,8 @@ function row(m, n, t, ok) {
 }
 function yes(c) { return c ? "yes" : "NO" }
 # tests/perf/cost.sh lines: CALL PLAIN SHIM ADDED PLAIN SHIM ADDED
-FILENAME != ARGV[1] { ir[$1] = $4; lk[$1] = $7; ncost++; next }
+FILENAME == ARGV[2] { ir[$1] = $4; lk[$1] = $7; ncost++; next }
+FILENAME == ARGV[3] { fir[$1] = $4; nfast++; next }
 # the best run of each side (the lowest), per key
 { k = $1 " " $2 " " $3
   if (!(k in b) || $4 + 0 < b[k]) b[k] = $4 + 0 }
@@ -205,9 +213,10 @@ END {
 	split("rdma_create_id rdma_destroy_id rdma_get_cm_event " \
 	    "rdma_ack_cm_event ibv_create_cq ibv_destroy_cq ibv_reg_mr " \
 	    "ibv_dereg_mr", cap, " ")
-	imn = 1e18; imx = -1e18
+	imn = fimn = 1e18; imx = fimx = -1e18
 	for (i = 1; i <= 8; i++) {
 		imn = lo(imn, ir[cap[i]]); imx = hi(imx, ir[cap[i]])
+		fimn = lo(fimn, fir[cap[i]]); fimx = hi(fimx, fir[cap[i]])
 	}
 	lmx = -1e18
 	for (i = 1; i <= 8; i++)
@@ -219,10 +228,13 @@ END {
 	if (fast == "-")
 		row("the same with fast_unwind=1", "n/a (option unknown)",
 		    "<= 150 ns", "n/a")
-	else
-		row("the same with fast_unwind=1",
-		    sprintf("+%.0f..%.0f ns", fmn, fmx), "<= 150 ns",
+	else {
+		fs = sprintf("+%.0f..%.0f ns", fmn, fmx)
+		if (nfast)
+			fs = fs sprintf(", +%d..%d Ir", fimn, fimx)
+		row("the same with fast_unwind=1", fs, "<= 150 ns",
 		    yes(fmx <= 150))
+	}
 	if (!ncost)
 		row("lock round trips per call", "n/a (no valgrind)",
 		    "<= 2, none process-wide", "n/a")
@@ -295,5 +307,5 @@ END {
 	printf "Ir, locks: callgrind, exact (tests/perf/cost.sh); * counted," \
 	    " not whether process-wide;\n"
 	printf "stacks: %s frames per capture (stack_depth=16).\n", frames
-}' "$raw" "$cost"
+}' "$raw" "$cost" "$costfast"
 echo "details: $details"
