@@ -1,15 +1,15 @@
 /*
  * tests/perf/cost.c: a fixed sequence of intercepted calls for callgrind
  * (tests/perf/cost.sh): each cost_CALL() makes COST_N calls of the
- * function CALL and nothing else, under a deep stack (tests/lib/pad.h),
- * in COST_ROUNDS rounds.  Under --toggle-collect=cost_* and
+ * function CALL (rdma_connect_pdata: rdma_connect with private data) and
+ * nothing else, under a deep stack (tests/lib/pad.h), in COST_ROUNDS
+ * rounds.  Under --toggle-collect=cost_* and
  * --dump-after=cost_CALL, each part of the profile is one round of one
  * CALL; the same program without the shim gives what the library itself
  * costs.  "cost leak" leaks one MR made under that stack: its report
  * shows how many frames a capture kept.
  */
 #include <arpa/inet.h>
-#include <poll.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
