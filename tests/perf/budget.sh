@@ -38,8 +38,9 @@ if [ -n "${JQ:-}" ] && [ "$JQ" != no ]; then
 		| .stack | length] | max' "$tmp/leak.json")
 	if [ "$frames" != 16 ]; then
 		echo "budget.sh: FAIL: the leaked MR's stack has $frames" \
-		     "frames, not stack_depth=16: cost.c's stacks are too short"
-		exit 1
+		     "frames, not 16 (the default stack_depth, under a" \
+		     "deeper stack): the budgets were set for 16"
+		st=1
 	fi
 else
 	echo "budget.sh: jq not found: stack depth not checked"
@@ -105,3 +106,4 @@ if ! check "$budgets" "$tmp/cost"; then
 	     "lowers it, lower the row."
 	exit 1
 fi
+exit "$st"
