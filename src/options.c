@@ -287,27 +287,41 @@ static bool expand_put(char *buf, unsigned len, unsigned *o, const char *s,
 	return true;
 }
 
+__thread unsigned rc_path_seq __attribute__((tls_model("initial-exec")));
+
+/* Append the decimal v. */
+static bool expand_udec(char *buf, unsigned len, unsigned *o, unsigned v)
+{
+	char d[16];
+	unsigned n = 0;
+
+	do
+		d[sizeof(d) - ++n] = '0' + v % 10;
+	while ((v /= 10));
+	return expand_put(buf, len, o, d + sizeof(d) - n, n);
+}
+
 /*
  * %p the pid, %h the host name, %q{VAR} the value of VAR ("" when
- * unset), %% a '%'.  No stdio and no allocation: this runs in the crash
- * handler too (uname(2) is async-signal-safe; getenv only reads).
+ * unset), %n the snapshot number, %% a '%'.  No stdio and no allocation:
+ * this runs in the crash handler too (uname(2) is async-signal-safe;
+ * getenv only reads).
  */
 char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len)
 {
+	bool seq_used = false, fits = true;
 	unsigned o = 0;
 
 	if (!len)
 		return buf;
 	for (; tmpl && *tmpl && o + 1 < len; tmpl++) {
 		if (tmpl[0] == '%' && tmpl[1] == 'p') {
-			char pid[16];
-			unsigned n = 0, p = (unsigned)getpid();
-
-			do
-				pid[sizeof(pid) - ++n] = '0' + p % 10;
-			while ((p /= 10));
-			if (!expand_put(buf, len, &o, pid + sizeof(pid) - n,
-					n))
+			if (!expand_udec(buf, len, &o, (unsigned)getpid()))
+				break;
+			tmpl++;
+		} else if (tmpl[0] == '%' && tmpl[1] == 'n') {
+			seq_used = true;
+			if (!expand_udec(buf, len, &o, rc_path_seq))
 				break;
 			tmpl++;
 		} else if (tmpl[0] == '%' && tmpl[1] == 'h') {
@@ -338,6 +352,14 @@ char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len)
 			buf[o++] = *tmpl;
 		}
 	}
+	if (tmpl && *tmpl)
+		fits = false;
+	/* A snapshot's name differs from the exit report's, always. */
+	if (rc_path_seq && !seq_used && o)
+		fits = fits && expand_put(buf, len, &o, ".snapshot.", 10) &&
+		       expand_udec(buf, len, &o, rc_path_seq);
 	buf[o] = '\0';
+	if (!fits && rc_path_seq)
+		buf[0] = '\0';	/* never the exit report's name, cut short */
 	return buf;
 }
