@@ -196,6 +196,30 @@ static const struct opt_desc *find_opt(const char *key, size_t klen)
 	return NULL;
 }
 
+/*
+ * String options that take one of a few words: "name", then the words.
+ * A bad word keeps the value, as a bad number does.
+ */
+static const char *const str_words[][4] = {
+	{ "color", "auto", "always", "never" },
+};
+
+/* The row of str_words that v breaks, or NULL. */
+static const char *const *str_bad(const char *name, const char *v)
+{
+	unsigned i, j;
+
+	for (i = 0; i < RC_ARRAY_SIZE(str_words); i++) {
+		if (strcmp(str_words[i][0], name))
+			continue;
+		for (j = 1; j < RC_ARRAY_SIZE(str_words[i]); j++)
+			if (!strcmp(str_words[i][j], v))
+				return NULL;
+		return str_words[i];
+	}
+	return NULL;
+}
+
 /* Apply one "key=value" (not NUL-terminated; len bytes). */
 static int apply_one(const char *ent, size_t len)
 {
@@ -243,8 +267,16 @@ static int apply_one(const char *ent, size_t len)
 		break;
 	case OT_STR: {
 		unsigned i = d - opt_table;
-		char *copy = strdup(val);
+		const char *const *w = str_bad(d->name, val);
+		char *copy;
 
+		if (w) {
+			rc_complain("RDMACHECK_OPTIONS: bad value '%s' for %s (expected %s, %s or %s; keeping %s)",
+				    val, d->name, w[1], w[2], w[3],
+				    *(const char **)opt_field(d));
+			return 1;
+		}
+		copy = strdup(val);
 		if (!copy) {
 			rc_complain("RDMACHECK_OPTIONS: out of memory for %s (ignored)",
 				    d->name);

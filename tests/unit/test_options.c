@@ -259,6 +259,19 @@ START_TEST(test_expand_path)
 }
 END_TEST
 
+/* color= takes one of its words; another keeps the value. */
+START_TEST(test_color_words)
+{
+	ck_assert_str_eq(rc_opt.color, "auto");
+	ck_assert_int_eq(rc_options_parse("color=never"), 0);
+	ck_assert_str_eq(rc_opt.color, "never");
+	ck_assert_int_eq(rc_options_parse("color=always"), 0);
+	ck_assert_int_eq(rc_options_parse("color=Always"), 1);
+	ck_assert_int_eq(rc_options_parse("color="), 1);
+	ck_assert_str_eq(rc_opt.color, "always");
+}
+END_TEST
+
 /* %n and the snapshot suffix: a snapshot never gets the exit's name. */
 START_TEST(test_expand_seq)
 {
@@ -305,6 +318,7 @@ int main(void)
 	tcase_add_test(tc, test_strings_replaced);
 	tcase_add_test(tc, test_expand_path);
 	tcase_add_test(tc, test_expand_seq);
+	tcase_add_test(tc, test_color_words);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
