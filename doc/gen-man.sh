@@ -7,8 +7,8 @@
 #   @LAUNCHER_OPTIONS@  becomes the launcher's long options (rdmacheck(1)),
 #   @OPTIONS@           the RDMACHECK_OPTIONS keys (rdmacheck(7)),
 #   @RULES@             the rules, one subsection per severity;
-# @PACKAGE_VERSION@, @libdir@, @pkglibdir@ and @pkglibexecdir@ are replaced
-# anywhere.
+# @PACKAGE_VERSION@, @MAN_DATE@, @libdir@, @pkglibdir@ and @pkglibexecdir@
+# are replaced anywhere.
 set -eu
 if [ $# -ne 7 ]; then
 	echo "usage: gen-man.sh TEMPLATE OPTIONS_TAB RULES_TAB VERSION LIBDIR PKGLIBDIR PKGLIBEXECDIR" >&2
@@ -18,7 +18,14 @@ RC_VERSION=$4
 RC_LIBDIR=$5
 RC_PKGLIBDIR=$6
 RC_PKGLIBEXECDIR=$7
-export RC_VERSION RC_LIBDIR RC_PKGLIBDIR RC_PKGLIBEXECDIR
+# @MAN_DATE@: the build's SOURCE_DATE_EPOCH (reproducible builds; the
+# Debian package sets it from debian/changelog), else the template's date.
+if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
+	RC_MAN_DATE=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%d)
+else
+	RC_MAN_DATE=$(date -u -r "$1" +%Y-%m-%d)
+fi
+export RC_VERSION RC_LIBDIR RC_PKGLIBDIR RC_PKGLIBEXECDIR RC_MAN_DATE
 
 awk -F '\t' '
 function subst(s, key, val,    i, out) {
@@ -36,6 +43,22 @@ function text(s) {
 	if (s ~ /^[.\047]/)
 		s = "\\&" s
 	return s
+}
+# Text lines of at most 78 bytes (the mandoc style check wants 80), broken
+# at spaces; the formatter fills them again.
+function wrapped(s,    n, w, i, line, out) {
+	n = split(s, w, " ")
+	line = ""
+	out = ""
+	for (i = 1; i <= n; i++) {
+		if (line != "" && length(line) + 1 + length(w[i]) > 78) {
+			out = out text(line) "\n"
+			line = w[i]
+		} else {
+			line = line == "" ? w[i] : line " " w[i]
+		}
+	}
+	return out text(line)
 }
 # A name to type (option, rule id): "-" as a minus (copy-pasteable), and
 # never hyphenated.
@@ -69,16 +92,16 @@ function launcher_options(    i, flag) {
 			    metavar(i) "\\fR], \\fB" name("--no-" flag) "\\fR"
 		else
 			print "\\fB" name("--" flag) "=\\fI" metavar(i) "\\fR"
-		print text(capital(ohelp[i]))
-		print text(range(i))
+		print wrapped(capital(ohelp[i]))
+		print wrapped(range(i))
 	}
 }
 function options(    i) {
 	for (i = 0; i < nopt; i++) {
 		print ".TP"
 		print "\\fB" name(oname[i]) "=\\fI" metavar(i) "\\fR"
-		print text(capital(ohelp[i]))
-		print text(range(i))
+		print wrapped(capital(ohelp[i]))
+		print wrapped(range(i))
 	}
 }
 function rules(    s, i, k, order, nord, seen, heading, cnt) {
@@ -109,7 +132,7 @@ function rules(    s, i, k, order, nord, seen, heading, cnt) {
 				continue
 			print ".TP"
 			print "\\fB" name(rid[i]) "\\fR"
-			print text(sentence(rsum[i]))
+			print wrapped(sentence(rsum[i]))
 		}
 	}
 }
@@ -146,6 +169,7 @@ $0 == "@OPTIONS@" { options(); next }
 $0 == "@RULES@" { rules(); next }
 {
 	s = subst($0, "@PACKAGE_VERSION@", ENVIRON["RC_VERSION"])
+	s = subst(s, "@MAN_DATE@", ENVIRON["RC_MAN_DATE"])
 	s = subst(s, "@libdir@", ENVIRON["RC_LIBDIR"])
 	s = subst(s, "@pkglibexecdir@", ENVIRON["RC_PKGLIBEXECDIR"])
 	print subst(s, "@pkglibdir@", ENVIRON["RC_PKGLIBDIR"])
