@@ -43,6 +43,7 @@ for e in "$top_srcdir"/* "$top_srcdir"/.[!.]*; do
 	cp -pR "$e" "$src/"
 done
 rm -rf "$src/debian/.debhelper" "$src/debian/rdmacheck" "$src/debian/tmp" \
+	"$src/debian/build" \
 	"$src/debian/files"
 
 jobs=$(nproc 2>/dev/null || echo 1)
@@ -54,6 +55,9 @@ if [ "$rc" != 0 ]; then
 	finish
 fi
 pass "dpkg-buildpackage -us -uc -b ($(($(date +%s) - start)) s)"
+[ ! -f "$src/config.status" ] &&
+	pass "built out of tree: the source tree stays unconfigured" ||
+	fail "the build configured the source tree in place"
 
 version=$(sed -n '1s/^rdmacheck (\([^)]*\)).*/\1/p' "$src/debian/changelog")
 arch=$(dpkg-architecture -qDEB_HOST_ARCH)
