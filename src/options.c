@@ -391,7 +391,8 @@ char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len)
 		fits = fits && expand_put(buf, len, &o, ".snapshot.", 10) &&
 		       expand_udec(buf, len, &o, rc_path_seq);
 	buf[o] = '\0';
+	/* Cut short, it could be the exit report's name: none at all. */
 	if (!fits && rc_path_seq)
-		buf[0] = '\0';	/* never the exit report's name, cut short */
+		buf[0] = '\0';
 	return buf;
 }

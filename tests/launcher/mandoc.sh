@@ -48,7 +48,7 @@ for t in 1 7; do
 	SOURCE_DATE_EPOCH=86400 sh "$top_srcdir/doc/gen-man.sh" \
 		"$top_srcdir/doc/rdmacheck.$t.in" "$tab/options.tab" \
 		"$tab/rules.tab" 9.9 "$long" "$long/rdmacheck" \
-		"$long/exec/rdmacheck" >"page.$t"
+		"$long/exec/rdmacheck" "$top_srcdir/doc/rules.md.in" >"page.$t"
 	d=$(th_date "page.$t")
 	[ "$d" = 1970-01-02 ] && pass "rdmacheck.$t: SOURCE_DATE_EPOCH gives $d" ||
 		fail "rdmacheck.$t: SOURCE_DATE_EPOCH=86400 gives '$d'"
