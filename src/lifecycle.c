@@ -350,9 +350,26 @@ static int cmp_leak(const void *a, const void *b)
 	       x->f.objs[0].handle > y->f.objs[0].handle;
 }
 
-static void leak_check(void)
+/*
+ * A snapshot's objects are not leaked yet: its messages say they are
+ * still alive, and a summary's "alive at exit" reads "alive now".
+ */
+static const char *leak_summary(enum rc_rule rule, bool now, char *buf,
+				size_t len)
+{
+	const char *s = rc_rules[rule].summary, *at = strstr(s, "at exit");
+
+	if (!now || !at)
+		return s;
+	snprintf(buf, len, "%.*snow%s", (int)(at - s), s, at + 7);
+	return buf;
+}
+
+static void leak_check(bool now)
 {
 	struct leak_ctx x = { NULL, 0, 0 };
+	const char *leaked = now ? "still alive" : "leaked";
+	char sum[128];
 	unsigned i;
 
 	rc_reg_foreach(leak_fn, &x);
@@ -361,26 +378,25 @@ static void leak_check(void)
 	for (i = 0; i < x.n; i++) {
 		struct rc_finding *f = &x.g[i].f;
 		const char *what = rc_kind_text(f->objs[0].kind);
+		const char *s = leak_summary(f->rule, now, sum, sizeof(sum));
 
 		if (f->rule == RC_R_LEAK_CQ_EVENTS)
 			snprintf(f->message, sizeof(f->message),
-				 "%u completion event%s leaked: %s", f->count,
+				 "%u completion event%s %s: %s", f->count,
 				 f->count == 1 ? "" : "s",
-				 rc_rules[f->rule].summary);
+				 now ? "still unacked" : "leaked", s);
 		else if (f->count == 1 && f->objs[0].kind == RC_K_RSOCKET)
 			snprintf(f->message, sizeof(f->message),
-				 "%s %d leaked: %s", what,
-				 (int)f->objs[0].handle,
-				 rc_rules[f->rule].summary);
+				 "%s %d %s: %s", what,
+				 (int)f->objs[0].handle, leaked, s);
 		else if (f->count == 1)
 			snprintf(f->message, sizeof(f->message),
-				 "%s %p leaked: %s", what,
-				 (void *)f->objs[0].handle,
-				 rc_rules[f->rule].summary);
+				 "%s %p %s: %s", what,
+				 (void *)f->objs[0].handle, leaked, s);
 		else
 			snprintf(f->message, sizeof(f->message),
-				 "%u objects leaked (%s): %s", f->count,
-				 what, rc_rules[f->rule].summary);
+				 "%u objects %s (%s): %s", f->count,
+				 leaked, what, s);
 		rc_report(f);
 	}
 	free(x.g);
@@ -405,7 +421,7 @@ static void final_exit(int status, void *arg)
 		return;		/* never used librdmacm: no report at all */
 	rc_busy++;
 	if (rc_opt.leak_check)
-		leak_check();
+		leak_check(false);
 	rc_report_summary(&s);
 	if (s.errors || s.warnings || s.leaks || s.suppressed ||
 	    rc_opt.verbosity)
@@ -437,6 +453,7 @@ __attribute__((destructor)) static void rc_destructor(void)
  *   which the handler lets the signal kill the process, as Valgrind does.
  */
 static int svc_pipe[2] = { -1, -1 };	/* handlers -> service thread */
+static unsigned snapshots;		/* written by this process */
 static int done_pipe[2] = { -1, -1 };	/* service thread -> handlers */
 static bool svc_running;
 static int term_started;
@@ -500,12 +517,16 @@ static void *service_thread(void *arg)
 	pthread_sigmask(SIG_BLOCK, &all, NULL);	/* handlers run elsewhere */
 	rc_busy++;	/* our own thread: never tracked */
 	while (read(svc_pipe[0], &b, 1) == 1) {
-		leak_check();
 		if (b == rc_opt.snapshot_signal) {
+			leak_check(true);
+			/* Its own file: %n, or a .snapshot.N suffix. */
+			rc_path_seq = ++snapshots;
 			rc_report_write_json("snapshot", false);
+			rc_path_seq = 0;
 			rc_report_forget_leaks();
 			continue;
 		}
+		leak_check(false);
 		rc_report_set_signal(b);
 		rc_report_print_summary();
 		rc_report_write_json("killed", false);
@@ -603,6 +624,7 @@ static void reset_services(void)
 	__atomic_store_n(&rc_used, false, __ATOMIC_RELAXED);
 	__atomic_store_n(&svc_running, false, __ATOMIC_RELEASE);
 	term_started = 0;
+	snapshots = 0;		/* the child's own, from 1 */
 	for (i = 0; i < 2; i++) {
 		if (svc_pipe[i] >= 0)
 			close(svc_pipe[i]);

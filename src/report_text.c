@@ -11,12 +11,18 @@
  *     Suppression:                          with gen_suppressions=1
  *       rule-id:pattern
  *   (blank line)
+ *
+ * With color= (auto: the log is a terminal and TERM is not "dumb"), the
+ * first line is bold red (bold magenta for a warning) and the created and
+ * destroyed lines magenta, as the sanitizers colour theirs.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
 #endif
 
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "options.h"
 #include "report_int.h"
@@ -28,6 +34,24 @@ static const char *const sev_word[] = {
 	[RC_SEV_WARNING] = "WARNING",
 	[RC_SEV_LEAK] = "LEAK",
 };
+
+/* The escape sequences of one block: all "" without colour. */
+struct rc_colors {
+	const char *head, *obj, *end;
+};
+
+static void pick_colors(struct rc_colors *c, enum rc_severity sev)
+{
+	const char *term = getenv("TERM");
+	bool on = !strcmp(rc_opt.color, "always") ||
+		  (!strcmp(rc_opt.color, "auto") && isatty(rc_coll.log_fd) &&
+		   !(term && !strcmp(term, "dumb")));
+
+	c->head = !on ? "" : sev == RC_SEV_WARNING ? "\033[1m\033[35m" :
+		  "\033[1m\033[31m";
+	c->obj = on ? "\033[35m" : "";
+	c->end = on ? "\033[0m" : "";
+}
 
 /* Strings from the checks or the symbolizer: keep the block one line
  * per line whatever they contain. */
@@ -108,7 +132,7 @@ static void put_obj_name(struct rc_out *o, const struct rc_objref *r)
 }
 
 static void put_obj(struct rc_out *o, const struct rc_finding *f,
-		    const struct rc_objref *r)
+		    const struct rc_objref *r, const struct rc_colors *c)
 {
 	bool created = r->created_stack || r->created_tid;
 
@@ -124,24 +148,32 @@ static void put_obj(struct rc_out *o, const struct rc_finding *f,
 		rc_out_putc(o, '\n');
 	}
 	if (created) {
+		rc_out_puts(o, c->obj);
 		put_obj_name(o, r);
 		if (f->stack && r->created_stack == f->stack) {
 			/* Grouped leaks: do not repeat the stack. */
 			rc_out_puts(o, " was created by ");
 			put_thread(o, r->created_tid);
-			rc_out_puts(o, " at the stack above\n");
+			rc_out_puts(o, " at the stack above");
+			rc_out_puts(o, c->end);
+			rc_out_putc(o, '\n');
 		} else {
 			rc_out_puts(o, " was created here (");
 			put_thread(o, r->created_tid);
-			rc_out_puts(o, "):\n");
+			rc_out_puts(o, "):");
+			rc_out_puts(o, c->end);
+			rc_out_putc(o, '\n');
 			put_stack(o, r->created_stack);
 		}
 	}
 	if (r->destroyed) {
+		rc_out_puts(o, c->obj);
 		put_obj_name(o, r);
 		rc_out_puts(o, " was destroyed here (");
 		put_thread(o, r->destroyed_tid);
-		rc_out_puts(o, "):\n");
+		rc_out_puts(o, "):");
+		rc_out_puts(o, c->end);
+		rc_out_putc(o, '\n');
 		put_stack(o, r->destroyed_stack);
 	}
 }
@@ -170,19 +202,25 @@ void rc_text_finding(struct rc_out *o, const struct rc_finding *f, int pid)
 {
 	const struct rc_rule_info *ri = &rc_rules[f->rule];
 	unsigned i, nobjs = f->nobjs < RC_MAX_OBJS ? f->nobjs : RC_MAX_OBJS;
+	enum rc_severity sev = rc_finding_severity(f);
+	struct rc_colors c;
 
+	pick_colors(&c, sev);
+	rc_out_puts(o, c.head);
 	rc_out_puts(o, "==");
 	rc_out_dec(o, pid);
 	rc_out_puts(o, "== ");
-	rc_out_puts(o, sev_word[rc_finding_severity(f)]);
+	rc_out_puts(o, sev_word[sev]);
 	rc_out_puts(o, ": rdmacheck: ");
 	put_line_safe(o, f->message);
 	rc_out_puts(o, " [");
 	rc_out_puts(o, ri->id);
-	rc_out_puts(o, "]\n");
+	rc_out_puts(o, "]");
+	rc_out_puts(o, c.end);
+	rc_out_putc(o, '\n');
 	put_stack(o, f->stack);
 	for (i = 0; i < nobjs; i++)
-		put_obj(o, f, &f->objs[i]);
+		put_obj(o, f, &f->objs[i], &c);
 	if (f->more_objs) {
 		rc_out_puts(o, "  ... and ");
 		rc_out_udec(o, f->more_objs);

@@ -2160,6 +2160,81 @@ static void merge_all(bool merge)
 	free(tab);
 }
 
+/*
+ * One process, one report: the snapshots a process wrote before its exit
+ * (or crash) report say less than it, so they give way to it, and of
+ * snapshots alone the latest stands (errors stay, leaks are recounted in
+ * each).  A process is (host, pid, start time); reports without a start
+ * time are never collapsed.
+ */
+static int cmp_proc_key(const void *a, const void *b)
+{
+	const struct proc *x = *(struct proc *const *)a;
+	const struct proc *y = *(struct proc *const *)b;
+	int c;
+
+	if (!x->start_time != !y->start_time)
+		return x->start_time ? -1 : 1;
+	if (!x->start_time)
+		return 0;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	c = strcmp(x->host ? x->host : "", y->host ? y->host : "");
+	return c ? c : strcmp(x->start_time, y->start_time);
+}
+
+/* Which of two reports of one process stands. */
+static bool proc_later(const struct proc *x, const struct proc *y)
+{
+	bool xs = !strcmp(x->status, "snapshot");
+	bool ys = !strcmp(y->status, "snapshot");
+
+	if (xs != ys)
+		return ys;
+	return strcmp(x->end_time ? x->end_time : "",
+		      y->end_time ? y->end_time : "") > 0;
+}
+
+static void collapse_snapshots(void)
+{
+	struct proc **ord, *keep;
+	bool *drop;
+	size_t i, j, k, n;
+
+	if (nprocs < 2)
+		return;
+	ord = xcalloc(nprocs, sizeof(*ord));
+	drop = xcalloc(nprocs, sizeof(*drop));
+	for (i = 0; i < nprocs; i++)
+		ord[i] = &procs[i];
+	qsort(ord, nprocs, sizeof(*ord), cmp_proc_key);
+	for (i = 0; i < nprocs; i = j) {
+		for (j = i + 1; j < nprocs && ord[i]->start_time &&
+		     !cmp_proc_key(&ord[i], &ord[j]); j++)
+			;
+		for (keep = ord[i], k = i + 1; k < j; k++)
+			if (proc_later(ord[k], keep))
+				keep = ord[k];
+		/* Two exit reports of one process: both stay. */
+		for (k = i; k < j; k++)
+			if (ord[k] != keep && !strcmp(ord[k]->status,
+						      "snapshot"))
+				drop[ord[k] - procs] = true;
+	}
+	for (i = n = 0; i < nprocs; i++) {
+		if (drop[i]) {
+			free(procs[i].f);
+			arena_free(&procs[i].arena);
+			free(procs[i].buf);
+			continue;
+		}
+		procs[n++] = procs[i];
+	}
+	nprocs = n;
+	free(drop);
+	free(ord);
+}
+
 /* Everything the reports hold, for a caller that loads many. */
 static void free_reports(void)
 {
@@ -2754,7 +2829,8 @@ static void usage(FILE *o)
 		"Render and merge rdmacheck JSON reports (a DIR means every *.json in it,\n"
 		"- standard input).\n"
 		"\n"
-		"  -m, --merge              show identical findings once, across processes\n"
+		"  -m, --merge              show identical findings once, across processes;\n"
+		"                           a process's snapshots give way to its exit report\n"
 		"  -f, --format=FORMAT      text (default), json (the merged result as one\n"
 		"                           JSON document), junit, sarif or github\n"
 		"  -j, --json               the same as --format=json\n"
@@ -2878,6 +2954,9 @@ int main(int argc, char **argv)
 			add_input(argv[optind]);
 	}
 	load_all(inputs, ninputs);
+	/* Merged output shows each process once. */
+	if (merge || format == F_JSON || format == F_SARIF)
+		collapse_snapshots();
 
 	/* Suppressions and fingerprints use function and file names. */
 	if (!summary_only || rc_suppress_count() || merge || baseline)
