@@ -86,8 +86,19 @@ static void json_strn(struct rc_out *o, const char *str, size_t n)
 
 	rc_out_putc(o, '"');
 	while (n) {
+		size_t run;
 		unsigned len;
 
+		/* Copy a run of plain ASCII at once, not byte by byte. */
+		for (run = 0; run < n && s[run] >= 0x20 && s[run] < 0x7f &&
+		     s[run] != '"' && s[run] != '\\'; run++)
+			;
+		if (run) {
+			rc_out_put(o, (const char *)s, run);
+			s += run;
+			n -= run;
+			continue;
+		}
 		switch (*s) {
 		case '"':
 			rc_out_puts(o, "\\\"");
