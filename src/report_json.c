@@ -446,7 +446,22 @@ static void json_where(struct rc_out *o, pid_t tid, rc_stack_id stack,
 	rc_out_putc(o, '}');
 }
 
-static void json_obj(struct rc_out *o, const struct rc_objref *r, bool crash)
+/*
+ * An object of a grouped leak was created at the finding's own stack:
+ * that stack is written once, and the object's "created" says so with
+ * "stack_ref": "finding" and an empty "stack" (10^4 groups of 10^5
+ * leaked ids: 85 MB of repeated frames otherwise).
+ */
+static void json_created_ref(struct rc_out *o, pid_t tid)
+{
+	rc_out_putc(o, '{');
+	json_key(o, "thread");
+	json_tid(o, tid);
+	rc_out_puts(o, ", \"stack\": [], \"stack_ref\": \"finding\"}");
+}
+
+static void json_obj(struct rc_out *o, const struct rc_finding *f,
+		     const struct rc_objref *r, bool crash)
 {
 	rc_out_puts(o, "{");
 	json_key(o, "kind");
@@ -462,7 +477,10 @@ static void json_obj(struct rc_out *o, const struct rc_objref *r, bool crash)
 		rc_out_puts(o, ", ");
 	}
 	json_key(o, "created");
-	json_where(o, r->created_tid, r->created_stack, crash);
+	if (f->stack && r->created_stack == f->stack)
+		json_created_ref(o, r->created_tid);
+	else
+		json_where(o, r->created_tid, r->created_stack, crash);
 	rc_out_puts(o, ", ");
 	json_key(o, "destroyed");
 	if (r->destroyed)
@@ -522,7 +540,7 @@ static void json_finding(struct rc_out *o, const struct rc_finding *f,
 	rc_out_putc(o, '[');
 	for (i = 0; i < nobjs; i++) {
 		rc_out_puts(o, i ? ",\n        " : "\n        ");
-		json_obj(o, &f->objs[i], crash);
+		json_obj(o, f, &f->objs[i], crash);
 	}
 	rc_out_puts(o, "]");
 	if (f->more_objs) {
