@@ -79,7 +79,7 @@ struct lseq {
 
 struct arange {
 	uint64_t lo, hi;		/* [lo, hi) */
-	uint64_t unit;			/* its unit's number (load_aranges) */
+	uint64_t unit;			/* its unit (load_aranges) */
 };
 
 struct lfile {
