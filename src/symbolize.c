@@ -1022,7 +1022,7 @@ static void load_aranges(struct module *m, const struct span *img)
 		tuple = 2 * asz;
 		hdr = (size_t)(r.p - set);
 		r.p = set + (hdr + tuple - 1) / tuple * tuple;
-		while ((size_t)(set_end - r.p) >= tuple) {
+		while (r.p <= set_end && (size_t)(set_end - r.p) >= tuple) {
 			uint64_t lo = rd_u(&r, asz), l = rd_u(&r, asz);
 
 			if (!lo && !l)
