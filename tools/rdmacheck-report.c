@@ -1110,8 +1110,11 @@ static int rule_index(const char *id)
 	return -1;
 }
 
-static void load_object(struct ctx *c, const struct jv *o, struct object *ob)
+/* f: the finding, whose stack is loaded; "stack_ref": "finding" names it. */
+static void load_object(struct ctx *c, const struct jv *o, struct object *ob,
+			const struct finding *f)
 {
+	const char *ref;
 	const struct jv *cr, *de;
 	size_t mark;
 
@@ -1129,6 +1132,13 @@ static void load_object(struct ctx *c, const struct jv *o, struct object *ob)
 		ob->created_tid = get_int(c, cr, "thread", false, true, 0,
 					  INT_MAX);
 		load_stack(c, cr, "stack", &ob->cstack);
+		ref = get_str(c, cr, "stack_ref", false, true);
+		if (ref && strcmp(ref, "finding"))
+			bad_field(c, "stack_ref", "expected \"finding\"");
+		if (ref && ob->cstack.n)
+			bad_field(c, "stack_ref", "with a non-empty stack");
+		if (ref)
+			ob->cstack = f->stack;
 		ctx_pop(c, mark);
 	}
 	if (de) {
@@ -1173,7 +1183,7 @@ static void load_finding(struct ctx *c, const struct jv *o, struct finding *f)
 		f->objs = aalloc(c->arena, a->n, sizeof(*f->objs));
 		for (i = 0; i < a->n; i++) {
 			ctx_push(c, &mark, "objects", (long)i);
-			load_object(c, &a->v[i], &f->objs[i]);
+			load_object(c, &a->v[i], &f->objs[i], f);
 			ctx_pop(c, mark);
 		}
 		f->nobjs = a->n;

@@ -175,8 +175,11 @@ check_one() {
 		   | select(. != $r and (. as $x | $also | index($x) | not))]
 		| unique | join(" ")' "$json")
 	[ -z "$extra" ] || fail "unexpected findings: $extra"
-	# Every object a finding names carries its creation stack.
-	"$JQ" -e '[.findings[].objects[] | select((.created.stack | length) == 0)]
+	# Every object a finding names carries its creation stack (or, with
+	# "stack_ref": "finding", the finding's).
+	"$JQ" -e '[.findings[] | .stack as $s | .objects[]
+		| select((if .created.stack_ref == "finding" then $s
+			  else .created.stack end | length) == 0)]
 		| length == 0' "$json" > /dev/null ||
 		fail "an object without a creation stack"
 	return 0
