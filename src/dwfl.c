@@ -89,8 +89,8 @@ bool rr_dwfl_available(void)
 	return true;
 }
 
-/* __cxa_demangle from a libstdc++: the tool loads it; the shim takes
- * its host's only when the host has one already. */
+/* __cxa_demangle from libstdc++, loaded (RTLD_LOCAL) when the first
+ * mangled name is seen: a C++ host has it already. */
 typedef char *(*demangle_fn)(const char *, char *, size_t *, int *);
 
 static char *demangle(const char *name)
@@ -103,12 +103,7 @@ static char *demangle(const char *name)
 	if (!name || name[0] != '_' || name[1] != 'Z')
 		return NULL;
 	if (!looked) {
-#ifdef RC_DW_DLOPEN
-		void *h = dlopen("libstdc++.so.6",
-				 RTLD_LAZY | RTLD_LOCAL | RTLD_NOLOAD);
-#else
 		void *h = dlopen("libstdc++.so.6", RTLD_LAZY | RTLD_LOCAL);
-#endif
 
 		looked = true;
 		if (h)
