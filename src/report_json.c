@@ -373,12 +373,43 @@ static void json_modules(struct rc_out *o)
 
 /* ---- the document ----------------------------------------------------- */
 
-/* fp, when given, takes each frame's symbolic parts (fingerprint.h). */
+/* One frame object; the first of a stack opens with "{". */
+static void json_frame(struct rc_out *o, const struct rc_frame *fr,
+		       bool first, struct rc_fp *fp)
+{
+	if (fp)
+		rc_fp_frame(fp, fr->function, fr->file, fr->module,
+			    fr->offset);
+	rc_out_puts(o, first ? "{" : ", {");
+	json_key(o, "pc");
+	json_hex(o, fr->pc);
+	rc_out_puts(o, ", ");
+	json_key(o, "module");
+	json_str(o, fr->module);
+	rc_out_puts(o, ", ");
+	json_key(o, "offset");
+	json_hex(o, fr->offset);
+	rc_out_puts(o, ", ");
+	json_key(o, "function");
+	json_str(o, fr->function);
+	rc_out_puts(o, ", ");
+	json_key(o, "file");
+	json_str(o, fr->file);
+	rc_out_puts(o, ", ");
+	json_key(o, "line");
+	rc_out_udec(o, fr->line);
+	rc_out_putc(o, '}');
+}
+
+/* fp, when given, takes each frame's symbolic parts (fingerprint.h).  A
+ * pc's inline levels (symbolize.h) come first, each a frame of that pc,
+ * as rdmacheck-report writes them. */
 static void json_stack(struct rc_out *o, rc_stack_id id, bool crash,
 		       struct rc_fp *fp)
 {
 	const uintptr_t *pcs;
-	unsigned i, n = rc_stack_frames(id, &pcs);
+	unsigned i, k, n = rc_stack_frames(id, &pcs);
+	bool first = true;
 
 	rc_out_putc(o, '[');
 	for (i = 0; i < n; i++) {
@@ -388,29 +419,11 @@ static void json_stack(struct rc_out *o, rc_stack_id id, bool crash,
 			crash_resolve(pcs[i], &fr);
 		else
 			rc_symbolize(pcs[i], &fr);
-		if (fp)
-			rc_fp_frame(fp, fr.function, fr.file, fr.module,
-				    fr.offset);
 		doc_mod_add(fr.module, pcs[i]);
-		rc_out_puts(o, i ? ", {" : "{");
-		json_key(o, "pc");
-		json_hex(o, pcs[i]);
-		rc_out_puts(o, ", ");
-		json_key(o, "module");
-		json_str(o, fr.module);
-		rc_out_puts(o, ", ");
-		json_key(o, "offset");
-		json_hex(o, fr.offset);
-		rc_out_puts(o, ", ");
-		json_key(o, "function");
-		json_str(o, fr.function);
-		rc_out_puts(o, ", ");
-		json_key(o, "file");
-		json_str(o, fr.file);
-		rc_out_puts(o, ", ");
-		json_key(o, "line");
-		rc_out_udec(o, fr.line);
-		rc_out_putc(o, '}');
+		for (k = 0; k < fr.ninl; k++, first = false)
+			json_frame(o, &fr.inl[k], first, fp);
+		json_frame(o, &fr, first, fp);
+		first = false;
 	}
 	rc_out_putc(o, ']');
 }

@@ -3,7 +3,7 @@
 # at report time (symbolizer=auto|builtin|libdw), on programs built here
 # with -O2 -g that leak an event channel on the loopback backend:
 # * inline: rdma_create_event_channel() called from an always_inline
-#   function: the text report has a frame per inline level, as
+#   function: the text and JSON reports have a frame per inline level, as
 #   rdmacheck-report writes them (same pc, innermost first); with
 #   symbolizer=builtin it has not (which shows libdw named them); a
 #   suppression naming the inlined function matches;
@@ -139,12 +139,35 @@ else
 fi
 [ "$rc" = 23 ] && pass "auto: exit 23 for the leak" || fail "auto: exit $rc"
 
+# json_top NAME: the first two frames of the JSON report's finding, as
+# "pc function line" lines.
+json_top() {
+	"${PYTHON3:-python3}" -c '
+import json, sys
+for f in json.load(open(sys.argv[1]))["findings"][0]["stack"][:2]:
+    print(f["pc"], f["function"], f["line"])' "$1.json"
+}
+if command -v "${PYTHON3:-python3}" >/dev/null 2>&1; then
+	top=$(json_top auto)
+	pc=$(echo "$top" | sed -n '1s/ .*//p')
+	[ "$top" = "$(printf '%s open_channel 13\n%s main 34' "$pc" "$pc")" ] &&
+		pass "auto: the JSON report has the inline frame, as rdmacheck-report writes it" ||
+		fail "auto JSON: $top"
+fi
+
 shim builtin "symbolizer=builtin" ./inl
 if sed -n 1p builtin.frames | grep -q ' in main .*/inl\.c:13$' &&
     ! grep -q open_channel builtin.log; then
 	pass "builtin: no inline level (so libdw named it under auto)"
 else
 	fail "builtin: $(cat builtin.log)"
+fi
+if command -v "${PYTHON3:-python3}" >/dev/null 2>&1; then
+	top=$(json_top builtin)
+	echo "$top" | sed -n 1p | grep -q ' main 13$' &&
+		! echo "$top" | grep -q open_channel &&
+		pass "builtin: no inline frame in the JSON report" ||
+		fail "builtin JSON: $top"
 fi
 
 printf 'leak-channel:open_channel\n' >inl.supp
