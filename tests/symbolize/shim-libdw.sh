@@ -11,7 +11,9 @@
 #   "dwfl_begin") is still NULL (RTLD_LOCAL);
 # * C++: the creating function's name demangled;
 # * symbolizer=libdw on a stack through libc (qsort's comparator creates
-#   the channel): libc's frame is named too.
+#   the channel): libc's frame is named too;
+# * a libdw.so.1 that lacks libdw's functions: the built-in reader names
+#   the frames, and symbolizer=libdw says why.
 # pass never fails, so "A && pass || fail" is an if-then-else.
 # shellcheck disable=SC2015
 set -eu
@@ -214,5 +216,22 @@ if [ -n "$libc_dbg" ] && readelf -S -W "$libc_dbg" 2>/dev/null |
 		fail "auto through libc: $(cat qauto.log) libdw: $(cat qlibdw.log)"
 else
 	echo "$t_name: note: no compressed separate debug files here"
+fi
+
+# A libdw.so.1 found first that has none of libdw's functions.
+mkdir nolibdw
+echo 'int not_libdw;' >nolibdw/empty.c
+cc -shared -fPIC -Wl,-soname,libdw.so.1 -o nolibdw/libdw.so.1 \
+	nolibdw/empty.c || { fail "cannot build the empty libdw.so.1"; finish; }
+loopback=$RDMACHECK_LOOPBACK_DIR
+RDMACHECK_LOOPBACK_DIR=$t_dir/nolibdw:$loopback
+shim nodw "symbolizer=libdw" ./inl
+RDMACHECK_LOOPBACK_DIR=$loopback
+if sed -n 1p nodw.frames | grep -q ' in main .*/inl\.c:13$' &&
+    ! grep -q open_channel nodw.log &&
+    grep -q 'symbolizer=libdw: libdw.so.1 cannot be loaded' nodw.log; then
+	pass "no usable libdw.so.1: the built-in reader, and a warning"
+else
+	fail "unusable libdw.so.1: $(cat nodw.log)"
 fi
 finish
