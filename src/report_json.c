@@ -410,6 +410,23 @@ static void json_frame(struct rc_out *o, uintptr_t pc,
 }
 
 /*
+ * The frame objects of one pc: its inline levels first (symbolize.h),
+ * innermost first, each a frame of that pc, as rdmacheck-report writes
+ * them; then the function that holds them.
+ */
+static void json_pc_frames(struct rc_out *o, uintptr_t pc,
+			   const struct rc_frame *fr)
+{
+	unsigned k;
+
+	for (k = 0; k < fr->ninl; k++) {
+		json_frame(o, pc, &fr->inl[k]);
+		rc_out_puts(o, ", ");
+	}
+	json_frame(o, pc, fr);
+}
+
+/*
  * Outside crash mode, each pc's frame object is written once and then
  * copied: a leak report names the same frames (main, libc's start code)
  * in every finding.  The symbolizer keeps a pc's names until exit, so
@@ -466,7 +483,7 @@ static const struct frame_text *frame_text(uintptr_t pc)
 	e = &ftext[k];
 	rc_symbolize(pc, &e->fr);
 	rc_out_init_grow(&t);
-	json_frame(&t, pc, &e->fr);
+	json_pc_frames(&t, pc, &e->fr);
 	if (t.failed) {
 		rc_out_free(&t);
 		return NULL;
@@ -478,12 +495,13 @@ static const struct frame_text *frame_text(uintptr_t pc)
 	return e;
 }
 
-/* fp, when given, takes each frame's symbolic parts (fingerprint.h). */
+/* fp, when given, takes each frame's symbolic parts (fingerprint.h), the
+ * inline levels included. */
 static void json_stack(struct rc_out *o, rc_stack_id id, bool crash,
 		       struct rc_fp *fp)
 {
 	const uintptr_t *pcs;
-	unsigned i, n = rc_stack_frames(id, &pcs);
+	unsigned i, k, n = rc_stack_frames(id, &pcs);
 
 	rc_out_putc(o, '[');
 	for (i = 0; i < n; i++) {
@@ -496,6 +514,9 @@ static void json_stack(struct rc_out *o, rc_stack_id id, bool crash,
 			crash_resolve(pcs[i], &fr);
 		else
 			rc_symbolize(pcs[i], &fr);
+		for (k = 0; fp && k < fr.ninl; k++)
+			rc_fp_frame(fp, fr.inl[k].function, fr.inl[k].file,
+				    fr.inl[k].module, fr.inl[k].offset);
 		if (fp)
 			rc_fp_frame(fp, fr.function, fr.file, fr.module,
 				    fr.offset);
@@ -505,7 +526,7 @@ static void json_stack(struct rc_out *o, rc_stack_id id, bool crash,
 		if (t)
 			rc_out_put(o, t->text, t->len);
 		else
-			json_frame(o, pcs[i], &fr);
+			json_pc_frames(o, pcs[i], &fr);
 	}
 	rc_out_putc(o, ']');
 }

@@ -62,51 +62,62 @@ static void put_line_safe(struct rc_out *o, const char *s)
 			    '?' : *s);
 }
 
-/* Returns whether the frame is main(): the frames below it (libc's start
- * code) are not printed, as the sanitizers leave them out; the JSON
- * report keeps them. */
-static bool put_frame(struct rc_out *o, unsigned i, uintptr_t pc)
+/* One line; returns whether the frame is main(). */
+static bool put_one(struct rc_out *o, unsigned i, const struct rc_frame *fr)
 {
-	struct rc_frame fr;
-
-	rc_symbolize(pc, &fr);
 	rc_out_puts(o, "    #");
 	rc_out_udec(o, i);
 	rc_out_putc(o, ' ');
-	rc_out_hex(o, pc);
-	if (fr.function) {
+	rc_out_hex(o, fr->pc);
+	if (fr->function) {
 		rc_out_puts(o, " in ");
-		put_line_safe(o, fr.function);
+		put_line_safe(o, fr->function);
 	}
-	if (fr.function && fr.file) {
+	if (fr->function && fr->file) {
 		rc_out_putc(o, ' ');
-		put_line_safe(o, fr.file);
-		if (fr.line) {
+		put_line_safe(o, fr->file);
+		if (fr->line) {
 			rc_out_putc(o, ':');
-			rc_out_udec(o, fr.line);
+			rc_out_udec(o, fr->line);
 		}
-	} else if (fr.module) {
+	} else if (fr->module) {
 		rc_out_puts(o, " (");
-		put_line_safe(o, fr.module);
+		put_line_safe(o, fr->module);
 		rc_out_putc(o, '+');
-		rc_out_hex(o, fr.offset);
+		rc_out_hex(o, fr->offset);
 		rc_out_putc(o, ')');
-	} else if (!fr.function) {
+	} else if (!fr->function) {
 		rc_out_puts(o, " (<unknown module>)");
 	}
 	rc_out_putc(o, '\n');
-	return fr.function && !strcmp(fr.function, "main");
+	return fr->function && !strcmp(fr->function, "main");
+}
+
+/* A pc's inline levels, innermost first, then its function, each
+ * numbered as rdmacheck-report numbers them.  Returns whether one is
+ * main(): the frames below it (libc's start code) are not printed, as
+ * the sanitizers leave them out; the JSON report keeps them. */
+static bool put_frame(struct rc_out *o, unsigned *i, uintptr_t pc)
+{
+	struct rc_frame fr;
+	bool is_main = false;
+	unsigned k;
+
+	rc_symbolize(pc, &fr);
+	for (k = 0; k < fr.ninl; k++)
+		is_main |= put_one(o, (*i)++, &fr.inl[k]);
+	return put_one(o, (*i)++, &fr) || is_main;
 }
 
 static void put_stack(struct rc_out *o, rc_stack_id id)
 {
 	const uintptr_t *pcs;
-	unsigned i, n = rc_stack_frames(id, &pcs);
+	unsigned i, k = 0, n = rc_stack_frames(id, &pcs);
 
 	if (!n)
 		rc_out_puts(o, "    <no stack>\n");
 	for (i = 0; i < n; i++)
-		if (put_frame(o, i, pcs[i]))
+		if (put_frame(o, &k, pcs[i]))
 			break;
 }
 

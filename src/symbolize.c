@@ -123,6 +123,11 @@ struct cache_ent {
 	struct rc_frame f;
 };
 
+/* symbolizer=auto|libdw: libdw, dlopen()ed at report time
+ * (symbolize_dw.c, linked into the shim only); false: read here. */
+extern bool rc_symbolize_dw(const char *path, uintptr_t offset,
+			    struct rc_frame *out) __attribute__((weak));
+
 static pthread_mutex_t sym_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct module *modules;
 static struct cache_ent *cache;
@@ -1555,7 +1560,8 @@ void rc_symbolize(uintptr_t pc, struct rc_frame *out)
 		*out = ce->f;
 	} else {
 		m = module_for(pc - 1);
-		if (m)
+		if (m && !(rc_symbolize_dw &&
+			   rc_symbolize_dw(m->path, pc - m->base, out)))
 			fill_frame(m, pc, out);
 		cache_put(out);
 	}

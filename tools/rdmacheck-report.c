@@ -47,7 +47,7 @@
 #include "suppress.h"
 #include "symbolize.h"
 #ifdef RR_HAVE_DWFL
-#include "report-dwfl.h"
+#include "dwfl.h"
 #endif
 
 #define RR_MAX_DEPTH 64			/* JSON nesting */
