@@ -162,9 +162,11 @@ if [ "$fast" != - ] &&
 	2>"$work/err"; then
 	costfast=$work/costfast
 fi
-# The stacks measured are full: the leaked MR's has stack_depth frames.
+# The stacks measured are full: the leaked MR's has stack_depth frames
+# (symbolizer=builtin: one frame per pc, no inline levels from libdw).
 frames='?'
-go "stack_depth=16:exitcode=0:log_path=/dev/null:json=$work/one.json" \
+one="stack_depth=16:exitcode=0:log_path=/dev/null:symbolizer=builtin"
+go "$one:json=$work/one.json" \
 	"$top_builddir/bench/bench_scale" leak 1 1
 if command -v "$JQ" >/dev/null 2>&1; then
 	frames=$("$JQ" '[.findings[] | select(.rule == "leak-mr")
