@@ -167,66 +167,6 @@ static struct dw_mod *open_module(const char *path)
 	return m;
 }
 
-/* 1: a SHF_COMPRESSED .debug_* section; 0: none; 2: no .debug_info. */
-static int elf_compressed(Elf *elf)
-{
-	bool info = false, z = false;
-	Elf_Scn *scn = NULL;
-	GElf_Shdr sh;
-	size_t shstr;
-
-	if (!elf || dw.elf_getshdrstrndx(elf, &shstr))
-		return 2;
-	while ((scn = dw.elf_nextscn(elf, scn))) {
-		const char *n;
-
-		if (!dw.gelf_getshdr(scn, &sh) || sh.sh_type == SHT_NOBITS)
-			continue;
-		n = dw.elf_strptr(elf, shstr, sh.sh_name);
-		if (!n || strncmp(n, ".debug_", 7))
-			continue;
-		info |= !strcmp(n, ".debug_info");
-		z |= (sh.sh_flags & SHF_COMPRESSED) != 0;
-	}
-	return info ? z : 2;
-}
-
-int rr_dwfl_compressed(const char *path)
-{
-	struct dw_mod *m = open_module(path);
-	const char *link, *file = NULL;
-	char *dbg_name = NULL;
-	GElf_Addr bias, low;
-	GElf_Word crc = 0;
-	void **user;
-	Elf *elf, *dbg;
-	int r, fd;
-
-	if (!m || !m->mod)
-		return -1;
-	elf = dw.dwfl_module_getelf(m->mod, &bias);
-	r = elf_compressed(elf);
-	if (r != 2)
-		return r;
-	/* The separate debug file, as libdwfl will find it, but only its
-	 * section headers are read here (dwfl_module_getdwarf would
-	 * inflate). */
-	dw.dwfl_module_info(m->mod, &user, &low, NULL, NULL, NULL, &file,
-			    NULL);
-	link = dw.dwelf_elf_gnu_debuglink(elf, &crc);
-	fd = dw.dwfl_standard_find_debuginfo(m->mod, user, path, low, file,
-					     link, crc, &dbg_name);
-	free(dbg_name);
-	if (fd < 0)
-		return 0;
-	dbg = dw.elf_begin(fd, ELF_C_READ_MMAP, NULL);
-	r = elf_compressed(dbg);
-	if (dbg)
-		dw.elf_end(dbg);
-	close(fd);
-	return r == 1;
-}
-
 /* The name a DIE gives its function: linkage name demangled, else its
  * name; from the abstract origin for an inlined or out-of-line copy. */
 static char *die_name(Dwarf_Die *die)

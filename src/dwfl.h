@@ -35,15 +35,6 @@ bool rr_dwfl_available(void);
 int rr_dwfl_symbolize(const char *path, uintptr_t offset,
 		      struct rr_sym *out, int max);
 
-/*
- * Whether the debug data of the file at path (its own .debug_info, else
- * its separate debug file by build id or .gnu_debuglink) has a
- * SHF_COMPRESSED .debug_* section: libdw inflates every one of those
- * before its first lookup.  Reads section headers only.  -1: the file
- * cannot be read.
- */
-int rr_dwfl_compressed(const char *path);
-
 /* Close the modules kept open between calls. */
 void rr_dwfl_close(void);
 

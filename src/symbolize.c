@@ -125,7 +125,7 @@ struct cache_ent {
 
 /* symbolizer=auto|libdw: libdw, dlopen()ed at report time
  * (symbolize_dw.c, linked into the shim only); false: read here. */
-extern bool rc_symbolize_dw(const char *path, uintptr_t offset,
+extern bool rc_symbolize_dw(const char *path, uintptr_t offset, bool plain,
 			    struct rc_frame *out) __attribute__((weak));
 
 static pthread_mutex_t sym_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -1393,6 +1393,23 @@ static void module_free(struct module *m)
 	free(m);
 }
 
+/*
+ * The module's DWARF (its debug file's, else its own) is there and not
+ * compressed: what makes libdw cheap (symbolize_dw.c).  Section headers
+ * only.
+ */
+static bool plain_dwarf(const struct module *m)
+{
+	const Elf64_Shdr *s = NULL;
+
+	if (m->dbg.p)
+		s = elf_find(&m->dbg, ".debug_info", SHT_NULL);
+	if (!s)
+		s = elf_find(&m->img, ".debug_info", SHT_NULL);
+	return s && s->sh_type != SHT_NOBITS &&
+	       !(s->sh_flags & SHF_COMPRESSED);
+}
+
 /* file: what to read (differs from path for the executable). */
 static struct module *module_open(const char *name, const char *path,
 				  const char *file, uintptr_t base)
@@ -1561,7 +1578,8 @@ void rc_symbolize(uintptr_t pc, struct rc_frame *out)
 	} else {
 		m = module_for(pc - 1);
 		if (m && !(rc_symbolize_dw &&
-			   rc_symbolize_dw(m->path, pc - m->base, out)))
+			   rc_symbolize_dw(m->path, pc - m->base,
+					   plain_dwarf(m), out)))
 			fill_frame(m, pc, out);
 		cache_put(out);
 	}

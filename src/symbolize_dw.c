@@ -5,7 +5,9 @@
  * debug files, or src/symbolize.c's own reader.  libdw inflates every
  * compressed debug section of a module before its first lookup (hundreds
  * of millions of instructions for a compressed libc6-dbg), so "auto"
- * takes libdw only for modules whose debug data is not compressed.
+ * takes libdw only for modules whose local debug data is not compressed
+ * (symbolize.c knows from the section headers it has mapped anyway), and
+ * never loads it for the others.
  * Called by rc_symbolize() under its lock; never on the crash path.
  */
 #ifdef HAVE_CONFIG_H
@@ -21,21 +23,13 @@
 #include "rdmacheck.h"
 #include "symbolize.h"
 
-bool rc_symbolize_dw(const char *path, uintptr_t offset,
+bool rc_symbolize_dw(const char *path, uintptr_t offset, bool plain,
 		     struct rc_frame *out);
 
 enum dw_mode { DW_BUILTIN, DW_AUTO, DW_ALL };
 
-/* Per module path: whether libdw reads it. */
-struct dw_choice {
-	struct dw_choice *next;
-	const char *path;	/* symbolize.c's, kept until exit */
-	bool use;
-};
-
-static struct dw_choice *choices;
-
-static enum dw_mode mode(void)
+/* The option alone: deciding must not load libdw. */
+static enum dw_mode opt_mode(void)
 {
 	static int m = -1;
 	const char *s = rc_opt.symbolizer;
@@ -52,29 +46,20 @@ static enum dw_mode mode(void)
 		rc_warn("symbolizer=%s: not auto, builtin or libdw: auto", s);
 		m = DW_AUTO;
 	}
-	if (m != DW_BUILTIN && !rr_dwfl_available()) {
-		if (m == DW_ALL)
-			rc_warn("symbolizer=libdw: libdw.so.1 cannot be loaded: the built-in reader symbolizes");
-		m = DW_BUILTIN;
-	}
 	return (enum dw_mode)m;
 }
 
-static bool use_dw(const char *path)
+/* libdw loaded (first call), or not to be had. */
+static bool dw_loaded(void)
 {
-	struct dw_choice *c;
+	static int ok = -1;
 
-	for (c = choices; c; c = c->next)
-		if (c->path == path || !strcmp(c->path, path))
-			return c->use;
-	c = malloc(sizeof(*c));
-	if (!c)
-		return false;
-	c->path = path;
-	c->use = mode() == DW_ALL || !rr_dwfl_compressed(path);
-	c->next = choices;
-	choices = c;
-	return c->use;
+	if (ok < 0) {
+		ok = rr_dwfl_available();
+		if (!ok && opt_mode() == DW_ALL)
+			rc_warn("symbolizer=libdw: libdw.so.1 cannot be loaded: the built-in reader symbolizes");
+	}
+	return ok;
 }
 
 static void free_syms(struct rr_sym *s, int n)
@@ -85,14 +70,22 @@ static void free_syms(struct rr_sym *s, int n)
 	}
 }
 
-bool rc_symbolize_dw(const char *path, uintptr_t offset,
+/*
+ * plain: symbolize.c found the module's DWARF (its own, or a separate
+ * debug file by build id or debuglink) and it is not compressed.  In
+ * "auto" nothing else is worth loading libdw for: compressed debug info
+ * costs it a full inflation, and without local DWARF it has no more than
+ * the symbol table (and would ask debuginfod, from inside the host).
+ */
+bool rc_symbolize_dw(const char *path, uintptr_t offset, bool plain,
 		     struct rc_frame *out)
 {
 	struct rr_sym syms[RR_INLINE_MAX];
 	struct rc_frame *inl = NULL;
+	enum dw_mode m = opt_mode();
 	int n, i;
 
-	if (mode() == DW_BUILTIN || !use_dw(path))
+	if (m == DW_BUILTIN || (m == DW_AUTO && !plain) || !dw_loaded())
 		return false;
 	n = rr_dwfl_symbolize(path, offset, syms, RR_INLINE_MAX);
 	if (n <= 0)
