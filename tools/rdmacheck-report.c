@@ -217,52 +217,55 @@ static void arena_free(struct arena *a)
  * (lines from 1, columns in characters from 1).
  */
 
-/*
- * Where p is, for errors: col counts characters since the newline.  What
- * is held while the document is read is freed when it is refused.
- */
+/* What is held while the document is read is freed when it is refused. */
 struct jdoc {
 	const char *path;
-	char *p, *end;
-	unsigned line;
-	size_t col;
+	char *start, *p, *end;
 	json_t *root, *key;
 	/* Each element of the top level's first "findings" array. */
 	void (*finding)(void *arg, json_t *v, size_t idx);
 	void *arg;
 };
 
-static void jd_advance(struct jdoc *jd, size_t n)
-{
-	const unsigned char *q = (const unsigned char *)jd->p;
-
-	for (jd->p += n; q < (const unsigned char *)jd->p; q++) {
-		if (*q == '\n') {
-			jd->line++;
-			jd->col = 0;
-		} else if ((*q & 0xc0) != 0x80) {
-			jd->col++;
-		}
-	}
-}
-
 static void jd_ws(struct jdoc *jd)
 {
-	char *q = jd->p;
-
-	while (q < jd->end && (*q == ' ' || *q == '\t' || *q == '\n' ||
-			       *q == '\r'))
-		q++;
-	jd_advance(jd, (size_t)(q - jd->p));
+	while (jd->p < jd->end && (*jd->p == ' ' || *jd->p == '\t' ||
+				   *jd->p == '\n' || *jd->p == '\r'))
+		jd->p++;
 }
 
+/*
+ * An error at line and column counted from p by jansson (line 1, column
+ * 1: the character at p; column 0: the one before it).  Where p is, is
+ * only counted now: lines from 1, columns in characters from 1, as
+ * jansson counts them.
+ */
 static void __attribute__((noreturn))
-jd_fail_at(struct jdoc *jd, unsigned line, size_t col, const char *msg)
+jd_fail_at(struct jdoc *jd, int line, int col, const char *msg)
 {
+	const unsigned char *q = (const unsigned char *)jd->start;
+	unsigned long pline = 1, pcol = 0;
+
+	for (; q < (const unsigned char *)jd->p; q++) {
+		if (*q == '\n') {
+			pline++;
+			pcol = 0;
+		} else if ((*q & 0xc0) != 0x80) {
+			pcol++;
+		}
+	}
+	if (line <= 0)
+		line = 1, col = 1;
+	if (line == 1)
+		pcol += (unsigned long)(col > 0 ? col : 0);
+	else
+		pline += (unsigned long)line - 1, pcol = (unsigned long)col;
+	if (!pcol)
+		pcol = 1;
 	json_decref(jd->root);
 	json_decref(jd->key);
 	jd->root = jd->key = NULL;
-	die("%s:%u:%zu: malformed JSON: %s", jd->path, line, col, msg);
+	die("%s:%lu:%lu: malformed JSON: %s", jd->path, pline, pcol, msg);
 }
 
 /* What was expected at p, in jansson's words. */
@@ -273,7 +276,8 @@ jd_fail(struct jdoc *jd, const char *expected)
 
 	snprintf(msg, sizeof(msg), "%s expected%s", expected,
 		 jd->p < jd->end ? "" : " near end of file");
-	jd_fail_at(jd, jd->line, jd->col + 1, msg);
+	/* At the end, jansson names the last character. */
+	jd_fail_at(jd, 1, jd->p < jd->end ? 1 : 0, msg);
 }
 
 /* The value at p; p moves past it.  A string may hold "\u0000", which
@@ -284,15 +288,10 @@ static json_t *jd_value(struct jdoc *jd)
 	json_t *v = json_loadb(jd->p, (size_t)(jd->end - jd->p),
 			       JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK |
 			       JSON_ALLOW_NUL, &e);
-	size_t col = e.column > 0 ? (size_t)e.column : 1;
 
-	if (!v) {
-		/* jansson counts from the value's start. */
-		if (e.line <= 1)
-			jd_fail_at(jd, jd->line, jd->col + col, e.text);
-		jd_fail_at(jd, jd->line + (unsigned)e.line - 1, col, e.text);
-	}
-	jd_advance(jd, (size_t)e.position);
+	if (!v)
+		jd_fail_at(jd, e.line, e.column, e.text);
+	jd->p += e.position;
 	return v;
 }
 
@@ -301,12 +300,12 @@ static bool jd_next(struct jdoc *jd, char close, const char *expected)
 {
 	jd_ws(jd);
 	if (jd->p < jd->end && *jd->p == ',') {
-		jd_advance(jd, 1);
+		jd->p++;
 		jd_ws(jd);
 		return true;
 	}
 	if (jd->p < jd->end && *jd->p == close) {
-		jd_advance(jd, 1);
+		jd->p++;
 		return false;
 	}
 	jd_fail(jd, expected);
@@ -377,10 +376,8 @@ static void jd_load(struct jdoc *jd, char *buf, size_t len)
 	json_t *v;
 	size_t n;
 
-	jd->p = buf;
+	jd->start = jd->p = buf;
 	jd->end = buf + len;
-	jd->line = 1;
-	jd->col = 0;
 	escape_bytes(jd->p, jd->end);
 	jd_ws(jd);
 	if (jd->p == jd->end)
@@ -396,10 +393,10 @@ static void jd_load(struct jdoc *jd, char *buf, size_t len)
 	jd->root = json_object();
 	if (!jd->root)
 		die("out of memory");
-	jd_advance(jd, 1);
+	jd->p++;
 	jd_ws(jd);
 	if (jd->p < jd->end && *jd->p == '}')
-		jd_advance(jd, 1);
+		jd->p++;
 	else
 		do {
 			if (jd->p == jd->end || *jd->p != '"')
@@ -409,7 +406,7 @@ static void jd_load(struct jdoc *jd, char *buf, size_t len)
 			jd_ws(jd);
 			if (jd->p == jd->end || *jd->p != ':')
 				jd_fail(jd, "':'");
-			jd_advance(jd, 1);
+			jd->p++;
 			jd_ws(jd);
 			if (!streamed && jd->p < jd->end && *jd->p == '[' &&
 			    !strcmp(key, "findings")) {
@@ -417,11 +414,11 @@ static void jd_load(struct jdoc *jd, char *buf, size_t len)
 				v = json_array();
 				if (!v || json_object_set_new(jd->root, key, v))
 					die("out of memory");
-				jd_advance(jd, 1);
+				jd->p++;
 				jd_ws(jd);
 				n = 0;
 				if (jd->p < jd->end && *jd->p == ']')
-					jd_advance(jd, 1);
+					jd->p++;
 				else
 					do {
 						v = jd_value(jd);

@@ -266,13 +266,18 @@ expect2 "empty directory" 'empty: no \*.json report' empty
 expect2 "unreadable suppressions" 'suppressions' -s nothing.supp "$clean"
 
 # Malformed JSON: FILE:LINE:COLUMN and jansson's message, the line and
-# column counted from the start of the file (columns in characters).
+# column counted from the start of the file (columns in characters); at
+# the end of the file, the column of its last character.
 head -c 1000 "$leaks1" >trunc.json
 line=$(($(wc -l <trunc.json) + 1))
 col=$(tail -n 1 trunc.json | wc -m)
 expect2 "truncated" \
-	"^rdmacheck-report: trunc.json:$line:$col: malformed JSON: premature end of input" \
+	"^rdmacheck-report: trunc.json:$line:$col: malformed JSON: .*end of \(input\|file\)" \
 	trunc.json
+printf '{"tool": "rdmacheck",\n  "pid"' >trunc2.json
+expect2 "truncated after a key" \
+	"^rdmacheck-report: trunc2.json:2:7: malformed JSON: ':' expected near end of file" \
+	trunc2.json
 : >zero.json
 expect2 "empty file" \
 	"^rdmacheck-report: zero.json:1:1: malformed JSON: '{' expected near end of file" \
