@@ -217,11 +217,66 @@ static void arena_free(struct arena *a)
  * (lines from 1, columns in characters from 1).
  */
 
+/*
+ * jansson allocates each value, key and hash table of a finding's tree,
+ * and frees them all together: while a finding is parsed, converted and
+ * freed, its allocations come from a block of the thread's (the block
+ * full, from malloc()), emptied afterwards.  Loading takes a fifth less
+ * time.  Only a tree that nothing keeps may be allocated so.
+ */
+#define JBUMP_SIZE (1u << 20)
+
+static __thread char *jbump, *jbump_cur, *jbump_end;
+static __thread bool jbump_on;
+
+static void *jbump_malloc(size_t n)
+{
+	size_t bytes = (n + 15) & ~(size_t)15;
+	void *p;
+
+	if (!jbump_on || bytes < n ||
+	    (size_t)(jbump_end - jbump_cur) < bytes)
+		return malloc(n);
+	p = jbump_cur;
+	jbump_cur += bytes;
+	return p;
+}
+
+static void jbump_free(void *p)
+{
+	if ((char *)p < jbump || (char *)p >= jbump_end)
+		free(p);
+}
+
+static void __attribute__((constructor)) jbump_init(void)
+{
+	json_set_alloc_funcs(jbump_malloc, jbump_free);
+}
+
+/* Its allocations from the block, or (on = false) from malloc() again. */
+static void jbump_use(bool on)
+{
+	if (on && !jbump) {
+		jbump = malloc(JBUMP_SIZE);
+		jbump_end = jbump ? jbump + JBUMP_SIZE : NULL;
+	}
+	jbump_cur = jbump;
+	jbump_on = on && jbump;
+}
+
+static void jbump_release(void)
+{
+	jbump_use(false);
+	free(jbump);
+	jbump = jbump_cur = jbump_end = NULL;
+}
+
 /* What is held while the document is read is freed when it is refused. */
 struct jdoc {
 	const char *path;
 	char *start, *p, *end;
 	json_t *root, *key;
+	bool bump;		/* the findings' trees from the block */
 	/* Each element of the top level's first "findings" array. */
 	void (*finding)(void *arg, json_t *v, size_t idx);
 	void *arg;
@@ -262,6 +317,7 @@ jd_fail_at(struct jdoc *jd, int line, int col, const char *msg)
 		pline += (unsigned long)line - 1, pcol = (unsigned long)col;
 	if (!pcol)
 		pcol = 1;
+	jbump_use(false);
 	json_decref(jd->root);
 	json_decref(jd->key);
 	jd->root = jd->key = NULL;
@@ -378,6 +434,7 @@ static void jd_load(struct jdoc *jd, char *buf, size_t len)
 
 	jd->start = jd->p = buf;
 	jd->end = buf + len;
+	jbump_use(false);	/* after a report refused */
 	escape_bytes(jd->p, jd->end);
 	jd_ws(jd);
 	if (jd->p == jd->end)
@@ -421,9 +478,11 @@ static void jd_load(struct jdoc *jd, char *buf, size_t len)
 					jd->p++;
 				else
 					do {
+						jbump_use(jd->bump);
 						v = jd_value(jd);
 						jd->finding(jd->arg, v, n++);
 						json_decref(v);
+						jbump_use(false);
 					} while (jd_next(jd, ']',
 							 "',' or ']'"));
 			} else {
@@ -1135,6 +1194,7 @@ static void load_into(struct proc *p, const char *path, char *buf,
 		.path = path,
 		.finding = stream_finding,
 		.arg = &l,
+		.bump = true,
 	};
 	const json_t *argv, *mods, *root;
 	const char *tool;
@@ -1275,6 +1335,7 @@ static void *load_thread(void *arg)
 
 	while ((i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED)) < b->n)
 		load_one(b, i);
+	jbump_release();
 	return NULL;
 }
 
@@ -2020,6 +2081,7 @@ static void free_reports(void)
 	}
 	nprocs = 0;
 	arena_free(&names);
+	jbump_release();
 	field_catch = NULL;
 }
 
