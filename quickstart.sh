@@ -23,7 +23,8 @@ cd "$top"
 pkgs="gcc make autoconf automake libtool pkg-config librdmacm-dev
 libibverbs-dev libunwind-dev check rdmacm-utils ibverbs-utils perftest qperf
 jq python3 procps
-python3-jsonschema python3-yaml libxml2-utils libdw-dev g++ libjansson-dev"
+python3-jsonschema python3-yaml libxml2-utils libdw-dev g++ valgrind
+debhelper lintian mandoc libjansson-dev"
 
 missing=
 for p in $pkgs; do

@@ -5,9 +5,12 @@
  * lookup in the shim, on calls librdmacm answers without a system call:
  * a zero-byte rsend and riowrite, an rpoll of an unconnected rsocket);
  * create/destroy CQ pairs, register/deregister MR pairs and get/ack
- * completion event pairs of libibverbs.  Run through bench/run-bench.sh, which runs this
- * program twice in one go, without and with the shim, and prints both
- * times, the ratio and the nanoseconds added.  Not part of make check.
+ * completion event pairs of libibverbs.  Everything runs under a stack of
+ * PAD_FRAMES frames (tests/lib/pad.h), so that each capture keeps a full
+ * stack_depth of frames, as in a program whose calls sit deep in its own
+ * code.  Run through bench/run-bench.sh, which runs this program without
+ * and with the shim, alternately, and prints both times, the ratio and
+ * the nanoseconds added.  Not part of make check.
  */
 #include <arpa/inet.h>
 #include <stdio.h>
@@ -20,6 +23,8 @@
 #include <rdma/rdma_cma.h>
 #include <rdma/rsocket.h>
 #include <infiniband/verbs.h>
+
+#include "pad.h"
 
 static double now_ns(void)
 {
@@ -193,6 +198,7 @@ static double bench_cq_event_pair(struct ibv_context *ctx, struct ibv_pd *pd,
 				  int n)
 {
 	struct ibv_qp_init_attr qa = { 0 };
+	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
 	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	struct ibv_recv_wr wr = { 0 }, *bad;
 	struct ibv_comp_channel *ch;
@@ -211,9 +217,12 @@ static double bench_cq_event_pair(struct ibv_context *ctx, struct ibv_pd *pd,
 	qa.qp_type = IBV_QPT_RC;
 	qa.cap.max_send_wr = qa.cap.max_recv_wr = 1;
 	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
+	/* RESET -> INIT -> ERR: the kernel refuses RESET -> ERR (EINVAL). */
 	qp = ibv_create_qp(pd, &qa);
-	if (!qp || ibv_modify_qp(qp, &attr, IBV_QP_STATE))
-		die("ibv_create_qp/ibv_modify_qp(ERR)");
+	if (!qp || ibv_modify_qp(qp, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
+	    ibv_modify_qp(qp, &attr, IBV_QP_STATE))
+		die("ibv_create_qp/ibv_modify_qp(INIT, ERR)");
 	for (k = 0; k < ROUNDS; k++) {
 		for (i = 0; i < n; i++) {
 			if (ibv_req_notify_cq(cq, 0) ||
@@ -298,9 +307,9 @@ static void bench_verbs(int scale)
 	ibv_free_device_list(list);
 }
 
-int main(int argc, char **argv)
+static double bench_all(void *arg)
 {
-	int scale = argc > 1 ? atoi(argv[1]) : 1;
+	int scale = *(int *)arg;
 	struct rdma_event_channel *ch = rdma_create_event_channel();
 	pthread_t t;
 	int s;
@@ -332,5 +341,13 @@ int main(int argc, char **argv)
 		die("rclose");
 	rdma_destroy_event_channel(ch);
 	bench_verbs(scale);
+	return 0;
+}
+
+int main(int argc, char **argv)
+{
+	int scale = argc > 1 ? atoi(argv[1]) : 1;
+
+	pad_call(bench_all, &scale);
 	return 0;
 }

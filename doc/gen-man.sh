@@ -1,24 +1,36 @@
 #!/bin/sh
 # gen-man.sh TEMPLATE OPTIONS_TAB RULES_TAB VERSION LIBDIR PKGLIBDIR
-# PKGLIBEXECDIR: print
+# PKGLIBEXECDIR [PROSE]: print
 # the manual page TEMPLATE with its generated parts filled in from the
 # tables tools/deftab.sh extracts from src/options.def and src/rules.def.
 # In TEMPLATE, a line holding only
 #   @LAUNCHER_OPTIONS@  becomes the launcher's long options (rdmacheck(1)),
 #   @OPTIONS@           the RDMACHECK_OPTIONS keys (rdmacheck(7)),
 #   @RULES@             the rules, one subsection per severity;
-# @PACKAGE_VERSION@, @libdir@, @pkglibdir@ and @pkglibexecdir@ are replaced
-# anywhere.
+# @PACKAGE_VERSION@, @MAN_DATE@, @libdir@, @pkglibdir@ and @pkglibexecdir@
+# are replaced anywhere.
 set -eu
-if [ $# -ne 7 ]; then
-	echo "usage: gen-man.sh TEMPLATE OPTIONS_TAB RULES_TAB VERSION LIBDIR PKGLIBDIR PKGLIBEXECDIR" >&2
+if [ $# -ne 7 ] && [ $# -ne 8 ]; then
+	echo "usage: gen-man.sh TEMPLATE OPTIONS_TAB RULES_TAB VERSION LIBDIR PKGLIBDIR PKGLIBEXECDIR [PROSE]" >&2
 	exit 2
 fi
+# PROSE: doc/rules.md.in, whose "@@ rule-id" blocks (a small Markdown:
+# paragraphs, `code`, **bold**, indented example blocks) follow each rule
+# in @RULES@.
+RC_PROSE=${8:-}
+export RC_PROSE
 RC_VERSION=$4
 RC_LIBDIR=$5
 RC_PKGLIBDIR=$6
 RC_PKGLIBEXECDIR=$7
-export RC_VERSION RC_LIBDIR RC_PKGLIBDIR RC_PKGLIBEXECDIR
+# @MAN_DATE@: the build's SOURCE_DATE_EPOCH (reproducible builds; the
+# Debian package sets it from debian/changelog), else the template's date.
+if [ -n "${SOURCE_DATE_EPOCH:-}" ]; then
+	RC_MAN_DATE=$(date -u -d "@$SOURCE_DATE_EPOCH" +%Y-%m-%d)
+else
+	RC_MAN_DATE=$(date -u -r "$1" +%Y-%m-%d)
+fi
+export RC_VERSION RC_LIBDIR RC_PKGLIBDIR RC_PKGLIBEXECDIR RC_MAN_DATE
 
 awk -F '\t' '
 function subst(s, key, val,    i, out) {
@@ -36,6 +48,80 @@ function text(s) {
 	if (s ~ /^[.\047]/)
 		s = "\\&" s
 	return s
+}
+# Text lines of at most 78 bytes (the mandoc style check wants 80), broken
+# at spaces; the formatter fills them again.
+function wrapped(s,    n, w, i, line, out) {
+	n = split(s, w, " ")
+	line = ""
+	out = ""
+	for (i = 1; i <= n; i++) {
+		if (line != "" && length(line) + 1 + length(w[i]) > 78) {
+			out = out text(line) "\n"
+			line = w[i]
+		} else {
+			line = line == "" ? w[i] : line " " w[i]
+		}
+	}
+	return out text(line)
+}
+# Markdown inline text to roff: `code` and **bold** in bold, and "-" in
+# a code span a minus.
+function inline(s,    out, c, i, code, bold) {
+	s = subst(s, "\\", "\\e")
+	out = ""
+	code = bold = 0
+	for (i = 1; i <= length(s); i++) {
+		c = substr(s, i, 1)
+		if (c == "`") {
+			code = !code
+			out = out (code ? "\\fB" : (bold ? "" : "\\fR"))
+		} else if (c == "*" && substr(s, i + 1, 1) == "*") {
+			bold = !bold
+			out = out (bold ? "\\fB" : "\\fR")
+			i++
+		} else if (c == "-" && code) {
+			out = out "\\-"
+		} else {
+			out = out c
+		}
+	}
+	return out
+}
+# Filled text lines of at most 78 bytes, escaped already.
+function wrapped_roff(s,    n, w, i, line, out) {
+	n = split(s, w, " ")
+	line = out = ""
+	for (i = 1; i <= n; i++) {
+		if (line != "" && length(line) + 1 + length(w[i]) > 78) {
+			out = out (line ~ /^[.\047]/ ? "\\&" : "") line "\n"
+			line = w[i]
+		} else {
+			line = line == "" ? w[i] : line " " w[i]
+		}
+	}
+	return out (line ~ /^[.\047]/ ? "\\&" : "") line
+}
+# The prose of a rule: each paragraph an indented paragraph of its entry,
+# an indented block unfilled.
+function prose(s,    n, l, i, para, code) {
+	n = split(s, l, "\n")
+	para = ""
+	for (i = 1; i <= n + 1; i++) {
+		if (i <= n && l[i] ~ /^    /) {
+			if (para != "") { print ".IP"; print wrapped_roff(inline(para)); para = "" }
+			if (!code) { print ".IP"; print ".nf"; code = 1 }
+			print "\\&" subst(substr(l[i], 5), "\\", "\\e")
+			continue
+		}
+		if (code) { print ".fi"; code = 0 }
+		if (i > n || l[i] == "") {
+			if (para != "") { print ".IP"; print wrapped_roff(inline(para)) }
+			para = ""
+			continue
+		}
+		para = para == "" ? l[i] : para " " l[i]
+	}
 }
 # A name to type (option, rule id): "-" as a minus (copy-pasteable), and
 # never hyphenated.
@@ -69,16 +155,16 @@ function launcher_options(    i, flag) {
 			    metavar(i) "\\fR], \\fB" name("--no-" flag) "\\fR"
 		else
 			print "\\fB" name("--" flag) "=\\fI" metavar(i) "\\fR"
-		print text(capital(ohelp[i]))
-		print text(range(i))
+		print wrapped(capital(ohelp[i]))
+		print wrapped(range(i))
 	}
 }
 function options(    i) {
 	for (i = 0; i < nopt; i++) {
 		print ".TP"
 		print "\\fB" name(oname[i]) "=\\fI" metavar(i) "\\fR"
-		print text(capital(ohelp[i]))
-		print text(range(i))
+		print wrapped(capital(ohelp[i]))
+		print wrapped(range(i))
 	}
 }
 function rules(    s, i, k, order, nord, seen, heading, cnt) {
@@ -109,7 +195,9 @@ function rules(    s, i, k, order, nord, seen, heading, cnt) {
 				continue
 			print ".TP"
 			print "\\fB" name(rid[i]) "\\fR"
-			print text(sentence(rsum[i]))
+			print wrapped(sentence(rsum[i]))
+			if (rid[i] in rtext)
+				prose(rtext[rid[i]])
 		}
 	}
 }
@@ -119,7 +207,16 @@ function capital(s) {
 		s = toupper(substr(s, 1, 1)) substr(s, 2)
 	return sentence(s)
 }
-BEGIN { nopt = nrule = 0 }
+BEGIN {
+	nopt = nrule = 0
+	if (ENVIRON["RC_PROSE"] != "") {
+		while ((getline l < ENVIRON["RC_PROSE"]) > 0) {
+			if (l ~ /^@@ /) { cur = substr(l, 4); continue }
+			if (cur != "")
+				rtext[cur] = rtext[cur] l "\n"
+		}
+	}
+}
 FILENAME == ARGV[1] {
 	if ($1 == "opt") {
 		otype[nopt] = $2; oname[nopt] = $3; odef[nopt] = $4
@@ -146,6 +243,7 @@ $0 == "@OPTIONS@" { options(); next }
 $0 == "@RULES@" { rules(); next }
 {
 	s = subst($0, "@PACKAGE_VERSION@", ENVIRON["RC_VERSION"])
+	s = subst(s, "@MAN_DATE@", ENVIRON["RC_MAN_DATE"])
 	s = subst(s, "@libdir@", ENVIRON["RC_LIBDIR"])
 	s = subst(s, "@pkglibexecdir@", ENVIRON["RC_PKGLIBEXECDIR"])
 	print subst(s, "@pkglibdir@", ENVIRON["RC_PKGLIBDIR"])

@@ -165,8 +165,12 @@ bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
  * The parameter pointers of recently acked events.  Only exact matches
  * count (&event->param.conn, and param.conn.private_data): those are what
  * programs pass on, and an unrelated allocation cannot start at the first.
+ * The last ACKED_RING acks are kept in a ring, and an index (open
+ * addressing, pointer -> newest ring entry with it) answers a check in
+ * constant time instead of a scan of the ring.
  */
 #define ACKED_RING 256
+#define ACKED_INDEX (4 * ACKED_RING)	/* two keys per entry, load <= 1/2 */
 
 static struct acked {
 	struct rc_ref ev;
@@ -174,18 +178,74 @@ static struct acked {
 	uintptr_t pdata;	/* event->param.conn.private_data */
 } acked[ACKED_RING];
 static unsigned acked_next;
+static struct acked_key {
+	uintptr_t key;		/* 0: empty */
+	unsigned pos;		/* its entry in acked[] */
+} acked_index[ACKED_INDEX];
 static pthread_mutex_t acked_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned key_home(uintptr_t key)
+{
+	return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 32) &
+	       (ACKED_INDEX - 1);
+}
+
+/* The index slot of key, or the empty one where it would go. */
+static unsigned key_slot(uintptr_t key)
+{
+	unsigned i = key_home(key);
+
+	while (acked_index[i].key && acked_index[i].key != key)
+		i = (i + 1) & (ACKED_INDEX - 1);
+	return i;
+}
+
+static void key_put(uintptr_t key, unsigned pos)
+{
+	if (key)
+		acked_index[key_slot(key)] = (struct acked_key){ key, pos };
+}
+
+/* Drop key if it still names entry pos (a newer ack may have taken it). */
+static void key_drop(uintptr_t key, unsigned pos)
+{
+	unsigned i, j, k;
+
+	if (!key)
+		return;
+	i = key_slot(key);
+	if (acked_index[i].key != key || acked_index[i].pos != pos)
+		return;
+	/* Backward-shift deletion, as in the registry's tables. */
+	for (j = i;;) {
+		j = (j + 1) & (ACKED_INDEX - 1);
+		if (!acked_index[j].key)
+			break;
+		k = key_home(acked_index[j].key);
+		if ((i <= j) ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		acked_index[i] = acked_index[j];
+		i = j;
+	}
+	acked_index[i].key = 0;
+}
 
 void rc_ledger_acked(const struct rc_obj *e, struct rdma_cm_event *ev)
 {
 	struct acked a = { rc_ref_of(e), (uintptr_t)&ev->param.conn, 0 };
+	unsigned pos;
 
 	/* A multicast event's private_data is the user's join context. */
 	if (ev->event != RDMA_CM_EVENT_MULTICAST_JOIN &&
 	    ev->event != RDMA_CM_EVENT_MULTICAST_ERROR)
 		a.pdata = (uintptr_t)ev->param.conn.private_data;
 	pthread_mutex_lock(&acked_lock);
-	acked[acked_next++ % ACKED_RING] = a;
+	pos = acked_next++ % ACKED_RING;
+	key_drop(acked[pos].conn, pos);
+	key_drop(acked[pos].pdata, pos);
+	acked[pos] = a;
+	key_put(a.conn, pos);
+	key_put(a.pdata, pos);
 	pthread_mutex_unlock(&acked_lock);
 }
 
@@ -204,17 +264,16 @@ void rc_check_use_after_ack(struct rc_call *c, const void *ptr,
 	struct rc_finding f;
 	struct rc_obj e;
 	struct acked a;
-	bool hit = false;
+	bool hit;
 	unsigned i;
 
 	if (!ptr)
 		return;
 	pthread_mutex_lock(&acked_lock);
-	for (i = 0; i < ACKED_RING && !hit; i++) {
-		a = acked[i];
-		hit = a.ev.h && ((uintptr_t)ptr == a.conn ||
-				 (uintptr_t)ptr == a.pdata);
-	}
+	i = key_slot((uintptr_t)ptr);
+	hit = acked_index[i].key != 0;
+	if (hit)
+		a = acked[acked_index[i].pos];
 	pthread_mutex_unlock(&acked_lock);
 	/* The event's address may have been handed out again since. */
 	if (!hit || !rc_reg_get(a.ev.h, &e) || e.gen != a.ev.gen ||

@@ -196,6 +196,30 @@ static const struct opt_desc *find_opt(const char *key, size_t klen)
 	return NULL;
 }
 
+/*
+ * String options that take one of a few words: "name", then the words.
+ * A bad word keeps the value, as a bad number does.
+ */
+static const char *const str_words[][4] = {
+	{ "color", "auto", "always", "never" },
+};
+
+/* The row of str_words that v breaks, or NULL. */
+static const char *const *str_bad(const char *name, const char *v)
+{
+	unsigned i, j;
+
+	for (i = 0; i < RC_ARRAY_SIZE(str_words); i++) {
+		if (strcmp(str_words[i][0], name))
+			continue;
+		for (j = 1; j < RC_ARRAY_SIZE(str_words[i]); j++)
+			if (!strcmp(str_words[i][j], v))
+				return NULL;
+		return str_words[i];
+	}
+	return NULL;
+}
+
 /* Apply one "key=value" (not NUL-terminated; len bytes). */
 static int apply_one(const char *ent, size_t len)
 {
@@ -243,8 +267,16 @@ static int apply_one(const char *ent, size_t len)
 		break;
 	case OT_STR: {
 		unsigned i = d - opt_table;
-		char *copy = strdup(val);
+		const char *const *w = str_bad(d->name, val);
+		char *copy;
 
+		if (w) {
+			rc_complain("RDMACHECK_OPTIONS: bad value '%s' for %s (expected %s, %s or %s; keeping %s)",
+				    val, d->name, w[1], w[2], w[3],
+				    *(const char **)opt_field(d));
+			return 1;
+		}
+		copy = strdup(val);
 		if (!copy) {
 			rc_complain("RDMACHECK_OPTIONS: out of memory for %s (ignored)",
 				    d->name);
@@ -287,27 +319,41 @@ static bool expand_put(char *buf, unsigned len, unsigned *o, const char *s,
 	return true;
 }
 
+__thread unsigned rc_path_seq __attribute__((tls_model("initial-exec")));
+
+/* Append the decimal v. */
+static bool expand_udec(char *buf, unsigned len, unsigned *o, unsigned v)
+{
+	char d[16];
+	unsigned n = 0;
+
+	do
+		d[sizeof(d) - ++n] = '0' + v % 10;
+	while ((v /= 10));
+	return expand_put(buf, len, o, d + sizeof(d) - n, n);
+}
+
 /*
  * %p the pid, %h the host name, %q{VAR} the value of VAR ("" when
- * unset), %% a '%'.  No stdio and no allocation: this runs in the crash
- * handler too (uname(2) is async-signal-safe; getenv only reads).
+ * unset), %n the snapshot number, %% a '%'.  No stdio and no allocation:
+ * this runs in the crash handler too (uname(2) is async-signal-safe;
+ * getenv only reads).
  */
 char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len)
 {
+	bool seq_used = false, fits = true;
 	unsigned o = 0;
 
 	if (!len)
 		return buf;
 	for (; tmpl && *tmpl && o + 1 < len; tmpl++) {
 		if (tmpl[0] == '%' && tmpl[1] == 'p') {
-			char pid[16];
-			unsigned n = 0, p = (unsigned)getpid();
-
-			do
-				pid[sizeof(pid) - ++n] = '0' + p % 10;
-			while ((p /= 10));
-			if (!expand_put(buf, len, &o, pid + sizeof(pid) - n,
-					n))
+			if (!expand_udec(buf, len, &o, (unsigned)getpid()))
+				break;
+			tmpl++;
+		} else if (tmpl[0] == '%' && tmpl[1] == 'n') {
+			seq_used = true;
+			if (!expand_udec(buf, len, &o, rc_path_seq))
 				break;
 			tmpl++;
 		} else if (tmpl[0] == '%' && tmpl[1] == 'h') {
@@ -338,6 +384,15 @@ char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len)
 			buf[o++] = *tmpl;
 		}
 	}
+	if (tmpl && *tmpl)
+		fits = false;
+	/* A snapshot's name differs from the exit report's, always. */
+	if (rc_path_seq && !seq_used && o)
+		fits = fits && expand_put(buf, len, &o, ".snapshot.", 10) &&
+		       expand_udec(buf, len, &o, rc_path_seq);
 	buf[o] = '\0';
+	/* Cut short, it could be the exit report's name: none at all. */
+	if (!fits && rc_path_seq)
+		buf[0] = '\0';
 	return buf;
 }

@@ -31,16 +31,26 @@ void rc_options_defaults(void);
  */
 int rc_options_parse(const char *s);
 
-/*
- * Expand %p to the pid, %h to the host name, %q{VAR} to the value of
- * environment variable VAR and %% to % into buf, truncating to len (an
- * expansion that does not fit ends it, left out whole); returns buf ("" for
- * NULL/empty tmpl).  Async-signal-safe.
- */
 /* help=1: every option, its current value and its help, to fd. */
 void rc_options_print_help(int fd);
 
+/*
+ * Expand %p to the pid, %h to the host name, %q{VAR} to the value of
+ * environment variable VAR, %n to rc_path_seq and %% to % into buf,
+ * truncating to len (an expansion that does not fit ends it, left out
+ * whole); returns buf ("" for NULL/empty tmpl).  While rc_path_seq is not
+ * 0, a template without %n gets ".snapshot.<rc_path_seq>" appended.
+ * Async-signal-safe.
+ */
 char *rc_options_expand_path(const char *tmpl, char *buf, unsigned len);
+
+/*
+ * The report sequence number of this thread's paths: 0 (the exit, crash
+ * or kill report, and the log), or N while the service thread writes the
+ * N-th snapshot, so that a snapshot never replaces the exit report.
+ */
+extern __thread unsigned rc_path_seq
+	__attribute__((tls_model("initial-exec")));
 
 /*
  * A problem in the user's input (options, suppression files): one line on

@@ -6,10 +6,13 @@
  * its address; when a new object takes the address, the old record is
  * buried under (address, kind) instead, so a stale pointer of one kind is
  * still known when the allocator handed its memory to another kind.  Only
- * the newest destroyed record per address and kind is kept, and when more
- * than a bound of them have piled up the oldest are swept out.  So a
- * double ack or a use after destroy is told from an unknown pointer
- * however much other threads churn meanwhile, and memory stays bounded.
+ * the newest destroyed record per address and kind is kept, and each shard
+ * keeps its destroyed records in a FIFO (of keys and generations): when
+ * more than its share of the bound are kept, the oldest go, one or two per
+ * destroy under the lock the destroy holds anyway.  So a double ack or a
+ * use after destroy is told from an unknown pointer however much other
+ * threads churn meanwhile, memory stays bounded, and no call ever pays for
+ * a pass over the tables.  A shard whose records went away shrinks.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -20,25 +23,51 @@
 
 #define SHARD_BITS 6
 #define NSHARDS (1u << SHARD_BITS)
-#define MIN_CAP 64u
-/* Destroyed records kept at most (about 230 bytes each): sized by memory. */
+#define MIN_CAP 16u
+/* Destroyed records kept at most (a record each): sized by memory. */
 #define QUARANTINE_MAX (1u << 17)
+/* The least share of the bound a shard keeps, so that a small bound (in
+ * tests) is not rounded to nothing by the hash's spread. */
+#define QUAR_MIN_SHARE 16u
+
+/* A destroyed record in a shard's FIFO; stale once gen is gone from key. */
+struct qent {
+	uintptr_t key;
+	uint32_t gen;
+};
+
+/* An open-addressing table; cap is a power of two, 0 before first use. */
+struct tab {
+	struct rc_obj *slots;
+	unsigned cap;
+};
+
+/*
+ * While a shard is resized, its records are in two tables: new ones go to
+ * t, and each insert or destroy moves a few of old's (from slot mcur on)
+ * into t, so no call pays for a whole rehash.  A step looks at up to 32
+ * slots, or moves up to 8 records: a doubling (old's cap slots, cap / 2
+ * records: 3 * cap units) is done within cap / 10 calls, long before the
+ * cap / 2 inserts that fill t.
+ */
+#define MIGRATE_STEP 32u
 
 struct shard {
 	pthread_mutex_t lock;
-	struct rc_obj *slots;
-	unsigned cap;		/* power of two, 0 before first use */
-	unsigned count;
+	struct tab t, old;
+	unsigned mcur;
+	unsigned count;		/* records in t and old */
+	struct qent *q;		/* ring of destroyed records, oldest first */
+	unsigned qcap, qhead, qlen;
+	unsigned qvalid;	/* entries of q still naming their record */
+	unsigned long live;	/* live records (read without the lock) */
+	uint32_t next_gen;
 } __attribute__((aligned(64)));
 
 static struct shard shards[NSHARDS];
-static uint32_t next_gen;
-static unsigned long live;
 static bool degraded;
 
-static unsigned long quar_valid;	/* destroyed records in the tables */
-static unsigned quar_max = QUARANTINE_MAX;
-static int sweeping;
+static unsigned quar_share = QUARANTINE_MAX / NSHARDS;
 
 /*
  * A buried record's key: the address with its kind above the 57 bits of
@@ -81,12 +110,13 @@ void rc_reg_init(void)
 void rc_reg_atfork_child(void)
 {
 	rc_reg_init();
-	sweeping = 0;
 }
 
 void rc_reg_set_quarantine(unsigned max)
 {
-	quar_max = max ? max : QUARANTINE_MAX;
+	max = max ? max : QUARANTINE_MAX;
+	quar_share = max / NSHARDS > QUAR_MIN_SHARE ? max / NSHARDS :
+		     QUAR_MIN_SHARE;
 }
 
 bool rc_reg_degraded(void)
@@ -94,41 +124,227 @@ bool rc_reg_degraded(void)
 	return __atomic_load_n(&degraded, __ATOMIC_RELAXED);
 }
 
-unsigned long rc_reg_live(void)
+unsigned long rc_reg_slots(void)
 {
-	return __atomic_load_n(&live, __ATOMIC_RELAXED);
+	unsigned long n = 0;
+	unsigned i;
+
+	for (i = 0; i < NSHARDS; i++) {
+		pthread_mutex_lock(&shards[i].lock);
+		n += shards[i].t.cap + shards[i].old.cap;
+		pthread_mutex_unlock(&shards[i].lock);
+	}
+	return n;
 }
 
-/* Index of h in s, or of the empty slot where it would go. */
-static unsigned probe(const struct shard *s, uintptr_t h, uint64_t m)
+unsigned long rc_reg_live(void)
 {
-	unsigned i = slot_of(m, s->cap);
+	unsigned long n = 0;
+	unsigned i;
 
-	while (s->slots[i].handle && s->slots[i].handle != h)
-		i = (i + 1) & (s->cap - 1);
+	for (i = 0; i < NSHARDS; i++)
+		n += __atomic_load_n(&shards[i].live, __ATOMIC_RELAXED);
+	return n;
+}
+
+/* Index of h in t, or of the empty slot where it would go. */
+static unsigned probe(const struct tab *t, uintptr_t h, uint64_t m)
+{
+	unsigned i = slot_of(m, t->cap);
+
+	while (t->slots[i].handle && t->slots[i].handle != h)
+		i = (i + 1) & (t->cap - 1);
 	return i;
 }
 
-static bool grow(struct shard *s)
+/* Where the record at key is in s: false when it is in neither table. */
+static bool locate(struct shard *s, uintptr_t key, uint64_t m,
+		   struct tab **tp, unsigned *ip)
 {
-	unsigned ncap = s->cap ? s->cap * 2 : MIN_CAP, i, j;
-	struct rc_obj *old = s->slots, *nslots;
+	struct tab *t = &s->t;
+	unsigned i;
 
-	nslots = calloc(ncap, sizeof(*nslots));
+	for (;;) {
+		if (t->cap) {
+			i = probe(t, key, m);
+			if (t->slots[i].handle) {
+				*tp = t;
+				*ip = i;
+				return true;
+			}
+		}
+		if (t == &s->old || !s->old.cap)
+			return false;
+		t = &s->old;
+	}
+}
+
+/* The record at key in s, or NULL. */
+static struct rc_obj *find(struct shard *s, uintptr_t key, uint64_t m)
+{
+	struct tab *t;
+	unsigned i;
+
+	return locate(s, key, m, &t, &i) ? &t->slots[i] : NULL;
+}
+
+/* Backward-shift deletion keeps probe chains intact without tombstones. */
+static void remove_at(struct tab *t, unsigned i)
+{
+	unsigned j = i, k;
+
+	for (;;) {
+		j = (j + 1) & (t->cap - 1);
+		if (!t->slots[j].handle)
+			break;
+		k = slot_of(mix(t->slots[j].handle), t->cap);
+		/* Move j back to i unless its home k lies in (i, j]. */
+		if ((i <= j) ? (i < k && k <= j) : (i < k || k <= j))
+			continue;
+		t->slots[i] = t->slots[j];
+		i = j;
+	}
+	memset(&t->slots[i], 0, sizeof(t->slots[i]));
+}
+
+/*
+ * Move a step of old into t: budget counts slots looked at, a record moved
+ * counts four.  Removing old[mcur] by backward shift may pull a later
+ * record into mcur, so mcur moves on only once its slot is empty; no
+ * record is ever left behind it.
+ */
+static void migrate(struct shard *s, unsigned budget)
+{
+	struct rc_obj *o;
+
+	while (s->old.cap && budget) {
+		o = &s->old.slots[s->mcur];
+		if (o->handle) {
+			s->t.slots[probe(&s->t, o->handle, mix(o->handle))] =
+				*o;
+			remove_at(&s->old, s->mcur);
+			budget = budget > 4 ? budget - 4 : 0;
+			continue;
+		}
+		budget--;
+		if (++s->mcur == s->old.cap) {
+			free(s->old.slots);
+			s->old = (struct tab){ NULL, 0 };
+			s->mcur = 0;
+		}
+	}
+}
+
+/* Start moving s into a table of ncap slots (none in flight). */
+static bool resize(struct shard *s, unsigned ncap)
+{
+	struct rc_obj *nslots = calloc(ncap, sizeof(*nslots));
+
 	if (!nslots)
 		return false;
-	for (i = 0; i < s->cap; i++) {
-		if (!old[i].handle)
-			continue;
-		j = slot_of(mix(old[i].handle), ncap);
-		while (nslots[j].handle)
-			j = (j + 1) & (ncap - 1);
-		nslots[j] = old[i];
-	}
-	s->slots = nslots;
-	s->cap = ncap;
-	free(old);
+	s->old = s->t;
+	s->mcur = 0;
+	s->t = (struct tab){ nslots, ncap };
 	return true;
+}
+
+/* Room for one more record at load <= 1/2, and a step of any move. */
+static bool reserve(struct shard *s)
+{
+	if ((s->count + 1) * 2 > s->t.cap) {
+		migrate(s, ~0u);	/* a shrink still in flight: rare */
+		if (!resize(s, s->t.cap ? s->t.cap * 2 : MIN_CAP))
+			return false;
+	}
+	migrate(s, MIGRATE_STEP);
+	return true;
+}
+
+static bool q_valid(struct shard *s, const struct qent *e)
+{
+	const struct rc_obj *o = find(s, e->key, mix(e->key));
+
+	return o && o->gen == e->gen;
+}
+
+/* Forget the oldest destroyed record still in s. */
+static void q_evict(struct shard *s)
+{
+	struct qent e;
+	struct tab *t;
+	unsigned i;
+
+	while (s->qlen) {
+		e = s->q[s->qhead];
+		s->qhead = (s->qhead + 1) & (s->qcap - 1);
+		s->qlen--;
+		if (locate(s, e.key, mix(e.key), &t, &i) &&
+		    t->slots[i].gen == e.gen) {
+			remove_at(t, i);
+			s->count--;
+			s->qvalid--;
+			return;
+		}
+	}
+}
+
+/*
+ * The ring is full: drop its stale entries (each was pushed once, and at
+ * most half of a full ring is valid, so this is constant time per push),
+ * or grow it, up to twice the shard's share.
+ */
+static void q_make_room(struct shard *s)
+{
+	unsigned i, n = 0, ncap;
+	struct qent *nq;
+
+	if (s->qcap < 2 * quar_share) {
+		ncap = s->qcap ? s->qcap * 2 : 16;
+		nq = malloc(ncap * sizeof(*nq));
+		if (nq) {
+			for (i = 0; i < s->qlen; i++)
+				nq[i] = s->q[(s->qhead + i) & (s->qcap - 1)];
+			free(s->q);
+			s->q = nq;
+			s->qcap = ncap;
+			s->qhead = 0;
+			return;
+		}
+	}
+	for (i = 0; i < s->qlen; i++) {
+		struct qent e = s->q[(s->qhead + i) & (s->qcap - 1)];
+
+		if (q_valid(s, &e))
+			s->q[(s->qhead + n++) & (s->qcap - 1)] = e;
+	}
+	s->qlen = n;
+	if (s->qlen == s->qcap)
+		q_evict(s);
+}
+
+/* The record at key (generation gen), just destroyed or buried, joins
+ * the quarantine; the oldest go beyond the shard's share. */
+static void q_push(struct shard *s, uintptr_t key, uint32_t gen)
+{
+	if (s->qlen == s->qcap)
+		q_make_room(s);
+	if (s->qlen < s->qcap) {
+		s->q[(s->qhead + s->qlen) & (s->qcap - 1)] =
+			(struct qent){ key, gen };
+		s->qlen++;
+		s->qvalid++;
+	}
+	while (s->qvalid > quar_share && s->qlen)
+		q_evict(s);
+	/* Give memory back once most of the shard went away. */
+	if (s->t.cap > MIN_CAP && s->count * 8 < s->t.cap && !s->old.cap)
+		resize(s, s->t.cap / 2);
+}
+
+/* A record of s stops being live (the count is read without the lock). */
+static void unlive(struct shard *s)
+{
+	__atomic_store_n(&s->live, s->live - 1, __ATOMIC_RELAXED);
 }
 
 /* Keep old (destroyed) under (address, kind), over an older burial. */
@@ -140,19 +356,32 @@ static void bury(const struct rc_obj *old)
 	struct rc_obj *slot;
 
 	pthread_mutex_lock(&s->lock);
-	if ((s->count + 1) * 2 > s->cap && !grow(s)) {
+	if (!reserve(s)) {
 		pthread_mutex_unlock(&s->lock);
-		__atomic_sub_fetch(&quar_valid, 1, __ATOMIC_RELAXED);
 		return;		/* forgotten: only the memory ran out */
 	}
-	slot = &s->slots[probe(s, key, m)];
-	if (slot->handle)
-		__atomic_sub_fetch(&quar_valid, 1, __ATOMIC_RELAXED);
-	else
+	slot = find(s, key, m);
+	if (slot) {
+		s->qvalid--;	/* the older burial's entry goes stale */
+	} else {
+		slot = &s->t.slots[probe(&s->t, key, m)];
 		s->count++;
+	}
 	*slot = *old;
 	slot->handle = key;
+	q_push(s, key, old->gen);
 	pthread_mutex_unlock(&s->lock);
+}
+
+/* Generations count per shard, with the shard in the low bits: unique
+ * without a counter all threads write. */
+static uint32_t new_gen(struct shard *s)
+{
+	uint32_t g = ++s->next_gen << SHARD_BITS | (uint32_t)(s - shards);
+
+	if (RC_UNLIKELY(!g))
+		g = ++s->next_gen << SHARD_BITS | (uint32_t)(s - shards);
+	return g;
 }
 
 uint32_t rc_reg_insert(struct rc_obj *o)
@@ -160,28 +389,34 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 	uint64_t m = mix(o->handle);
 	struct shard *s = shard_of(m);
 	struct rc_obj *slot, old;
-	unsigned i;
 	bool buried = false;
 
-	o->gen = __atomic_add_fetch(&next_gen, 1, __ATOMIC_RELAXED);
-	if (RC_UNLIKELY(!o->gen))
-		o->gen = __atomic_add_fetch(&next_gen, 1, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&s->lock);
-	if ((s->count + 1) * 2 > s->cap && !grow(s)) {
+	if (!reserve(s)) {
 		pthread_mutex_unlock(&s->lock);
 		__atomic_store_n(&degraded, true, __ATOMIC_RELAXED);
+		o->gen = 0;
 		return 0;
 	}
-	i = probe(s, o->handle, m);
-	slot = &s->slots[i];
-	if (!slot->handle) {
+	o->gen = new_gen(s);
+	slot = find(s, o->handle, m);
+	if (!slot) {
+		slot = &s->t.slots[probe(&s->t, o->handle, m)];
 		s->count++;
-		__atomic_add_fetch(&live, 1, __ATOMIC_RELAXED);
+		__atomic_store_n(&s->live, s->live + 1, __ATOMIC_RELAXED);
 	} else if (slot->destroyed) {
-		/* A new life at the address: the old one is buried. */
-		__atomic_add_fetch(&live, 1, __ATOMIC_RELAXED);
-		old = *slot;
-		buried = true;
+		/*
+		 * A new life at the address: the old one is buried, unless
+		 * it is of the same kind (a grave is only looked at while
+		 * the address holds another kind, and by then this new life
+		 * is the newest destroyed one of its kind here).
+		 */
+		__atomic_store_n(&s->live, s->live + 1, __ATOMIC_RELAXED);
+		s->qvalid--;
+		if (slot->kind != o->kind) {
+			old = *slot;
+			buried = true;
+		}
 	}
 	*slot = *o;
 	pthread_mutex_unlock(&s->lock);
@@ -194,21 +429,16 @@ bool rc_reg_get(uintptr_t h, struct rc_obj *out)
 {
 	uint64_t m = mix(h);
 	struct shard *s = shard_of(m);
-	bool found = false;
-	unsigned i;
+	struct rc_obj *o;
 
 	if (!h)
 		return false;
 	pthread_mutex_lock(&s->lock);
-	if (s->cap) {
-		i = probe(s, h, m);
-		if (s->slots[i].handle) {
-			*out = s->slots[i];
-			found = true;
-		}
-	}
+	o = find(s, h, m);
+	if (o)
+		*out = *o;
 	pthread_mutex_unlock(&s->lock);
-	return found;
+	return o != NULL;
 }
 
 bool rc_reg_get_kind(uintptr_t h, unsigned kind, struct rc_obj *out)
@@ -226,21 +456,18 @@ bool rc_reg_update(uintptr_t h, uint32_t gen,
 {
 	uint64_t m = mix(h);
 	struct shard *s = shard_of(m);
-	bool found = false;
-	unsigned i;
+	struct rc_obj *o;
 
 	if (!h)
 		return false;
 	pthread_mutex_lock(&s->lock);
-	if (s->cap) {
-		i = probe(s, h, m);
-		if (s->slots[i].handle && (!gen || s->slots[i].gen == gen)) {
-			fn(&s->slots[i], arg);
-			found = true;
-		}
-	}
+	o = find(s, h, m);
+	if (o && gen && o->gen != gen)
+		o = NULL;
+	if (o)
+		fn(o, arg);
 	pthread_mutex_unlock(&s->lock);
-	return found;
+	return o != NULL;
 }
 
 struct add_arg {
@@ -276,109 +503,67 @@ bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
 	if (!h)
 		return false;
 	pthread_mutex_lock(&s->lock);
-	if (s->cap) {
-		o = &s->slots[probe(s, h, m)];
-		if (o->handle && o->kind == kind && !o->destroyed) {
-			*(int *)((char *)o + offset) += delta;
-			*out = *o;
-			found = true;
-		}
+	o = find(s, h, m);
+	if (o && o->kind == kind && !o->destroyed) {
+		*(int *)((char *)o + offset) += delta;
+		*out = *o;
+		found = true;
 	}
 	pthread_mutex_unlock(&s->lock);
 	return found;
 }
 
-/* Backward-shift deletion keeps probe chains intact without tombstones. */
-static void remove_at(struct shard *s, unsigned i)
+bool rc_reg_get_update(uintptr_t h, unsigned kind,
+		       void (*fn)(struct rc_obj *o, void *arg), void *arg,
+		       struct rc_obj *out)
 {
-	unsigned j = i, k;
+	uint64_t m = mix(h);
+	struct shard *s = shard_of(m);
+	struct rc_obj *o;
+	bool found = false;
 
-	for (;;) {
-		j = (j + 1) & (s->cap - 1);
-		if (!s->slots[j].handle)
-			break;
-		k = slot_of(mix(s->slots[j].handle), s->cap);
-		/* Move j back to i unless its home k lies in (i, j]. */
-		if ((i <= j) ? (i < k && k <= j) : (i < k || k <= j))
-			continue;
-		s->slots[i] = s->slots[j];
-		i = j;
+	if (!h)
+		return false;
+	pthread_mutex_lock(&s->lock);
+	o = find(s, h, m);
+	if (o && o->kind == kind && !o->destroyed) {
+		fn(o, arg);
+		*out = *o;
+		found = true;
 	}
-	memset(&s->slots[i], 0, sizeof(s->slots[i]));
-	s->count--;
+	pthread_mutex_unlock(&s->lock);
+	return found;
 }
 
-struct destroy_arg {
-	pid_t tid;
-	rc_stack_id st;
-	bool done;
-};
-
-static void destroy_fn(struct rc_obj *o, void *arg)
+/* Mark o (live, in s) destroyed and quarantine it; under s's lock. */
+static void mark_destroyed(struct shard *s, struct rc_obj *o, pid_t tid,
+			   rc_stack_id st)
 {
-	struct destroy_arg *a = arg;
-
-	if (o->destroyed)
-		return;
 	o->destroyed = 1;
-	o->destroyed_tid = a->tid;
-	o->destroyed_stack = a->st;
-	a->done = true;
-}
-
-/*
- * Too many destroyed records whose addresses were not handed out again:
- * forget those registered before the last quar_max / 2 registrations.
- * A full pass over the tables, but only after quar_max / 2 such records
- * have piled up since the last one: constant time per destroy.
- */
-static void sweep(void)
-{
-	uint32_t cutoff;
-	unsigned i, j;
-
-	if (__atomic_exchange_n(&sweeping, 1, __ATOMIC_ACQUIRE))
-		return;
-	cutoff = __atomic_load_n(&next_gen, __ATOMIC_RELAXED) - quar_max / 2;
-	for (i = 0; i < NSHARDS; i++) {
-		struct shard *sh = &shards[i];
-
-		pthread_mutex_lock(&sh->lock);
-		for (j = 0; j < sh->cap;) {
-			struct rc_obj *o = &sh->slots[j];
-
-			/* Generations wrap: compare by difference. */
-			if (o->handle && o->destroyed &&
-			    (int32_t)(o->gen - cutoff) < 0) {
-				remove_at(sh, j);	/* j holds the next one */
-				__atomic_sub_fetch(&quar_valid, 1,
-						   __ATOMIC_RELAXED);
-			} else {
-				j++;
-			}
-		}
-		pthread_mutex_unlock(&sh->lock);
-	}
-	__atomic_store_n(&sweeping, 0, __ATOMIC_RELEASE);
-}
-
-/* A record just marked destroyed joins the quarantine. */
-static void quarantine(void)
-{
-	__atomic_sub_fetch(&live, 1, __ATOMIC_RELAXED);
-	if (__atomic_add_fetch(&quar_valid, 1, __ATOMIC_RELAXED) > quar_max)
-		sweep();
+	o->destroyed_tid = tid;
+	o->destroyed_stack = st;
+	unlive(s);
+	q_push(s, o->handle, o->gen);	/* may move o: not used after */
+	migrate(s, MIGRATE_STEP);
 }
 
 bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st)
 {
-	struct destroy_arg a = { tid, st, false };
+	uint64_t m = mix(h);
+	struct shard *s = shard_of(m);
+	struct rc_obj *o;
+	bool done = false;
 
-	rc_reg_update(h, gen, destroy_fn, &a);
-	if (!a.done)
+	if (!h)
 		return false;
-	quarantine();
-	return true;
+	pthread_mutex_lock(&s->lock);
+	o = find(s, h, m);
+	if (o && (!gen || o->gen == gen) && !o->destroyed) {
+		mark_destroyed(s, o, tid, st);
+		done = true;
+	}
+	pthread_mutex_unlock(&s->lock);
+	return done;
 }
 
 enum rc_take rc_reg_take(uintptr_t h, unsigned kind, unsigned keep_flags,
@@ -393,27 +578,21 @@ enum rc_take rc_reg_take(uintptr_t h, unsigned kind, unsigned keep_flags,
 	if (!h)
 		return r;
 	pthread_mutex_lock(&s->lock);
-	if (s->cap) {
-		o = &s->slots[probe(s, h, m)];
-		if (o->handle && o->kind == kind) {
-			*out = *o;
-			if (o->destroyed) {
-				r = RC_TAKE_DESTROYED;
-			} else if (o->flags & keep_flags) {
-				r = RC_TAKE_KEPT;
-			} else {
-				o->destroyed = 1;
-				o->destroyed_tid = tid;
-				o->destroyed_stack = st;
-				r = RC_TAKE_TAKEN;
-			}
-		} else if (o->handle) {
-			*out = *o;	/* another kind: the caller may say so */
+	o = find(s, h, m);
+	if (o && o->kind == kind) {
+		*out = *o;
+		if (o->destroyed) {
+			r = RC_TAKE_DESTROYED;
+		} else if (o->flags & keep_flags) {
+			r = RC_TAKE_KEPT;
+		} else {
+			mark_destroyed(s, o, tid, st);
+			r = RC_TAKE_TAKEN;
 		}
+	} else if (o) {
+		*out = *o;	/* another kind: the caller may say so */
 	}
 	pthread_mutex_unlock(&s->lock);
-	if (r == RC_TAKE_TAKEN)
-		quarantine();
 	/* The memory is another kind's now: was it one of ours before? */
 	if (r == RC_TAKE_NONE && !is_grave(h) &&
 	    rc_reg_get(grave_key(h, kind), out)) {
@@ -421,6 +600,15 @@ enum rc_take rc_reg_take(uintptr_t h, unsigned kind, unsigned keep_flags,
 		r = RC_TAKE_DESTROYED;
 	}
 	return r;
+}
+
+static void copy_tab(const struct tab *t, struct rc_obj *copy, unsigned *n)
+{
+	unsigned j;
+
+	for (j = 0; j < t->cap; j++)
+		if (t->slots[j].handle && !is_grave(t->slots[j].handle))
+			copy[(*n)++] = t->slots[j];
 }
 
 void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg)
@@ -442,9 +630,9 @@ void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg)
 			copy = c;
 			cap = s->count;
 		}
-		for (j = 0, n = 0; j < s->cap; j++)
-			if (s->slots[j].handle && !is_grave(s->slots[j].handle))
-				copy[n++] = s->slots[j];
+		n = 0;
+		copy_tab(&s->t, copy, &n);
+		copy_tab(&s->old, copy, &n);
 		pthread_mutex_unlock(&s->lock);
 		for (j = 0; j < n; j++)
 			fn(&copy[j], arg);

@@ -2,9 +2,10 @@
  * registry.h - every tracked object, by handle: a sharded open-addressing
  * table of records, which keeps destroyed records (and their destroy
  * stacks) for use-after-destroy and double-destroy reports until their
- * address is reused or a memory bound sweeps the oldest out.  Records are copied in and out; all changes to a
- * live record happen under its shard lock through rc_reg_update().  No lock
- * is ever held when a function here returns.
+ * address is reused or a memory bound pushes the oldest out.  Records are
+ * copied in and out; all changes to a live record happen under its shard
+ * lock through rc_reg_update().  No lock is ever held when a function here
+ * returns.
  */
 #ifndef RC_REGISTRY_H
 #define RC_REGISTRY_H
@@ -166,6 +167,14 @@ bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
 	rc_reg_get_add((h), (kind), __builtin_offsetof(struct rc_obj, field), \
 		       (delta), (out))
 
+/*
+ * Find the live record of this kind at h, run fn on it and copy it out,
+ * under one lock (fn as for rc_reg_update).  False when there is none.
+ */
+bool rc_reg_get_update(uintptr_t h, unsigned kind,
+		       void (*fn)(struct rc_obj *o, void *arg), void *arg,
+		       struct rc_obj *out);
+
 /* Add delta to an int field of a live record (by offset); see RC_REG_ADD. */
 void rc_reg_add(struct rc_ref ref, unsigned offset, int delta);
 #define RC_REG_ADD(ref, field, delta) \
@@ -175,8 +184,8 @@ void rc_reg_add(struct rc_ref ref, unsigned offset, int delta);
  * Mark the record destroyed (with the destroying thread and stack) if it
  * still has generation gen.  It stays until a new object at the address
  * replaces it, or until more than the quarantine bound of destroyed
- * records have piled up: then those registered before the last half of
- * the bound are forgotten.
+ * records have piled up: then the oldest destroyed are forgotten (the
+ * bound is shared out over the shards, oldest first in each).
  */
 bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st);
 
@@ -207,6 +216,9 @@ bool rc_reg_degraded(void);
 
 /* Live records (for tests and statistics). */
 unsigned long rc_reg_live(void);
+
+/* Table slots allocated, live and destroyed records' (for tests). */
+unsigned long rc_reg_slots(void);
 
 void rc_reg_atfork_child(void);
 

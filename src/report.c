@@ -118,11 +118,11 @@ static bool out_room(struct rc_out *o, size_t n)
 	return true;
 }
 
-void rc_out_put(struct rc_out *o, const char *s, size_t n)
+void rc_out_put_slow(struct rc_out *o, const char *s, size_t n)
 {
 	/* Fixed storage: feed large strings through in pieces. */
 	while (o->fd >= 0 && n > o->cap && o->cap) {
-		rc_out_put(o, s, o->cap);
+		rc_out_put_slow(o, s, o->cap);
 		s += o->cap;
 		n -= o->cap;
 	}
@@ -130,16 +130,6 @@ void rc_out_put(struct rc_out *o, const char *s, size_t n)
 		return;
 	memcpy(o->buf + o->len, s, n);
 	o->len += n;
-}
-
-void rc_out_puts(struct rc_out *o, const char *s)
-{
-	rc_out_put(o, s, strlen(s));
-}
-
-void rc_out_putc(struct rc_out *o, char c)
-{
-	rc_out_put(o, &c, 1);
 }
 
 void rc_out_udec(struct rc_out *o, unsigned long long v)

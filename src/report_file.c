@@ -88,9 +88,12 @@ static enum rc_file_kind resolve(const char *path, char *dst, size_t len)
 /* "<final>.tmp.<pid>". */
 static bool tmp_name(const char *final, char *tmp, size_t len)
 {
+	unsigned seq = rc_path_seq;	/* the pid alone: no suffix */
 	char pid[16];
 
+	rc_path_seq = 0;
 	rc_options_expand_path("%p", pid, sizeof(pid));
+	rc_path_seq = seq;
 	return copy(tmp, len, final, strlen(final), ".tmp.") &&
 	       copy(tmp, len, tmp, strlen(tmp), pid);
 }

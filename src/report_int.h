@@ -10,6 +10,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <time.h>
 
 #include "report.h"
@@ -61,9 +62,33 @@ struct rc_out {
 
 void rc_out_init_grow(struct rc_out *o);
 void rc_out_init_fd(struct rc_out *o, char *storage, size_t cap, int fd);
-void rc_out_put(struct rc_out *o, const char *s, size_t n);
-void rc_out_puts(struct rc_out *o, const char *s);
-void rc_out_putc(struct rc_out *o, char c);
+/* The slow path of rc_out_put(): flush or grow first. */
+void rc_out_put_slow(struct rc_out *o, const char *s, size_t n);
+
+/* Inline: a report is millions of short puts that fit. */
+static inline void rc_out_put(struct rc_out *o, const char *s, size_t n)
+{
+	if (n <= o->cap - o->len) {
+		if (n)
+			memcpy(o->buf + o->len, s, n);
+		o->len += n;
+		return;
+	}
+	rc_out_put_slow(o, s, n);
+}
+
+static inline void rc_out_puts(struct rc_out *o, const char *s)
+{
+	rc_out_put(o, s, strlen(s));
+}
+
+static inline void rc_out_putc(struct rc_out *o, char c)
+{
+	if (o->len < o->cap)
+		o->buf[o->len++] = c;
+	else
+		rc_out_put_slow(o, &c, 1);
+}
 void rc_out_udec(struct rc_out *o, unsigned long long v);
 void rc_out_dec(struct rc_out *o, long long v);
 void rc_out_hex(struct rc_out *o, uintptr_t v);	/* "0x..." */

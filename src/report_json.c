@@ -86,8 +86,19 @@ static void json_strn(struct rc_out *o, const char *str, size_t n)
 
 	rc_out_putc(o, '"');
 	while (n) {
+		size_t run;
 		unsigned len;
 
+		/* Copy a run of plain ASCII at once, not byte by byte. */
+		for (run = 0; run < n && s[run] >= 0x20 && s[run] < 0x7f &&
+		     s[run] != '"' && s[run] != '\\'; run++)
+			;
+		if (run) {
+			rc_out_put(o, (const char *)s, run);
+			s += run;
+			n -= run;
+			continue;
+		}
 		switch (*s) {
 		case '"':
 			rc_out_puts(o, "\\\"");
@@ -373,44 +384,149 @@ static void json_modules(struct rc_out *o)
 
 /* ---- the document ----------------------------------------------------- */
 
-/* fp, when given, takes each frame's symbolic parts (fingerprint.h). */
+/* One frame object, {"pc": ..., "line": N}, from fr. */
+static void json_frame(struct rc_out *o, uintptr_t pc,
+		       const struct rc_frame *fr)
+{
+	rc_out_putc(o, '{');
+	json_key(o, "pc");
+	json_hex(o, pc);
+	rc_out_puts(o, ", ");
+	json_key(o, "module");
+	json_str(o, fr->module);
+	rc_out_puts(o, ", ");
+	json_key(o, "offset");
+	json_hex(o, fr->offset);
+	rc_out_puts(o, ", ");
+	json_key(o, "function");
+	json_str(o, fr->function);
+	rc_out_puts(o, ", ");
+	json_key(o, "file");
+	json_str(o, fr->file);
+	rc_out_puts(o, ", ");
+	json_key(o, "line");
+	rc_out_udec(o, fr->line);
+	rc_out_putc(o, '}');
+}
+
+/*
+ * The frame objects of one pc: its inline levels first (symbolize.h),
+ * innermost first, each a frame of that pc, as rdmacheck-report writes
+ * them; then the function that holds them.
+ */
+static void json_pc_frames(struct rc_out *o, uintptr_t pc,
+			   const struct rc_frame *fr)
+{
+	unsigned k;
+
+	for (k = 0; k < fr->ninl; k++) {
+		json_frame(o, pc, &fr->inl[k]);
+		rc_out_puts(o, ", ");
+	}
+	json_frame(o, pc, fr);
+}
+
+/*
+ * Outside crash mode, each pc's frame object is written once and then
+ * copied: a leak report names the same frames (main, libc's start code)
+ * in every finding.  The symbolizer keeps a pc's names until exit, so
+ * the text stays right.  Under json_lock, so static.
+ */
+struct frame_text {
+	uintptr_t pc;		/* 0: empty slot */
+	struct rc_frame fr;
+	char *text;
+	size_t len;
+};
+static struct frame_text *ftext;
+static size_t ftext_cap, ftext_used;
+
+static size_t ftext_slot(uintptr_t pc, size_t cap)
+{
+	return (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
+}
+
+/* The cached frame of pc, symbolized and written now if new; NULL
+ * without memory. */
+static const struct frame_text *frame_text(uintptr_t pc)
+{
+	struct frame_text *e;
+	struct rc_out t;
+	size_t k;
+
+	if (!pc)
+		return NULL;
+	if (2 * (ftext_used + 1) > ftext_cap) {
+		size_t cap = ftext_cap ? 2 * ftext_cap : 1024;
+		struct frame_text *nt = calloc(cap, sizeof(*nt));
+
+		if (!nt)
+			return NULL;
+		for (k = 0; k < ftext_cap; k++) {
+			size_t j;
+
+			if (!ftext[k].pc)
+				continue;
+			for (j = ftext_slot(ftext[k].pc, cap); nt[j].pc;
+			     j = (j + 1) & (cap - 1))
+				;
+			nt[j] = ftext[k];
+		}
+		free(ftext);
+		ftext = nt;
+		ftext_cap = cap;
+	}
+	for (k = ftext_slot(pc, ftext_cap); ftext[k].pc;
+	     k = (k + 1) & (ftext_cap - 1))
+		if (ftext[k].pc == pc)
+			return &ftext[k];
+	e = &ftext[k];
+	rc_symbolize(pc, &e->fr);
+	rc_out_init_grow(&t);
+	json_pc_frames(&t, pc, &e->fr);
+	if (t.failed) {
+		rc_out_free(&t);
+		return NULL;
+	}
+	e->text = t.buf;
+	e->len = t.len;
+	e->pc = pc;
+	ftext_used++;
+	return e;
+}
+
+/* fp, when given, takes each frame's symbolic parts (fingerprint.h), the
+ * inline levels included. */
 static void json_stack(struct rc_out *o, rc_stack_id id, bool crash,
 		       struct rc_fp *fp)
 {
 	const uintptr_t *pcs;
-	unsigned i, n = rc_stack_frames(id, &pcs);
+	unsigned i, k, n = rc_stack_frames(id, &pcs);
 
 	rc_out_putc(o, '[');
 	for (i = 0; i < n; i++) {
+		const struct frame_text *t = crash ? NULL : frame_text(pcs[i]);
 		struct rc_frame fr;
 
-		if (crash)
+		if (t)
+			fr = t->fr;
+		else if (crash)
 			crash_resolve(pcs[i], &fr);
 		else
 			rc_symbolize(pcs[i], &fr);
+		for (k = 0; fp && k < fr.ninl; k++)
+			rc_fp_frame(fp, fr.inl[k].function, fr.inl[k].file,
+				    fr.inl[k].module, fr.inl[k].offset);
 		if (fp)
 			rc_fp_frame(fp, fr.function, fr.file, fr.module,
 				    fr.offset);
 		doc_mod_add(fr.module, pcs[i]);
-		rc_out_puts(o, i ? ", {" : "{");
-		json_key(o, "pc");
-		json_hex(o, pcs[i]);
-		rc_out_puts(o, ", ");
-		json_key(o, "module");
-		json_str(o, fr.module);
-		rc_out_puts(o, ", ");
-		json_key(o, "offset");
-		json_hex(o, fr.offset);
-		rc_out_puts(o, ", ");
-		json_key(o, "function");
-		json_str(o, fr.function);
-		rc_out_puts(o, ", ");
-		json_key(o, "file");
-		json_str(o, fr.file);
-		rc_out_puts(o, ", ");
-		json_key(o, "line");
-		rc_out_udec(o, fr.line);
-		rc_out_putc(o, '}');
+		if (i)
+			rc_out_puts(o, ", ");
+		if (t)
+			rc_out_put(o, t->text, t->len);
+		else
+			json_pc_frames(o, pcs[i], &fr);
 	}
 	rc_out_putc(o, ']');
 }
@@ -435,7 +551,22 @@ static void json_where(struct rc_out *o, pid_t tid, rc_stack_id stack,
 	rc_out_putc(o, '}');
 }
 
-static void json_obj(struct rc_out *o, const struct rc_objref *r, bool crash)
+/*
+ * An object of a grouped leak was created at the finding's own stack:
+ * that stack is written once, and the object's "created" says so with
+ * "stack_ref": "finding" and an empty "stack" (10^4 groups of 10^5
+ * leaked ids: 85 MB of repeated frames otherwise).
+ */
+static void json_created_ref(struct rc_out *o, pid_t tid)
+{
+	rc_out_putc(o, '{');
+	json_key(o, "thread");
+	json_tid(o, tid);
+	rc_out_puts(o, ", \"stack\": [], \"stack_ref\": \"finding\"}");
+}
+
+static void json_obj(struct rc_out *o, const struct rc_finding *f,
+		     const struct rc_objref *r, bool crash)
 {
 	rc_out_puts(o, "{");
 	json_key(o, "kind");
@@ -451,7 +582,10 @@ static void json_obj(struct rc_out *o, const struct rc_objref *r, bool crash)
 		rc_out_puts(o, ", ");
 	}
 	json_key(o, "created");
-	json_where(o, r->created_tid, r->created_stack, crash);
+	if (f->stack && r->created_stack == f->stack)
+		json_created_ref(o, r->created_tid);
+	else
+		json_where(o, r->created_tid, r->created_stack, crash);
 	rc_out_puts(o, ", ");
 	json_key(o, "destroyed");
 	if (r->destroyed)
@@ -511,7 +645,7 @@ static void json_finding(struct rc_out *o, const struct rc_finding *f,
 	rc_out_putc(o, '[');
 	for (i = 0; i < nobjs; i++) {
 		rc_out_puts(o, i ? ",\n        " : "\n        ");
-		json_obj(o, &f->objs[i], crash);
+		json_obj(o, f, &f->objs[i], crash);
 	}
 	rc_out_puts(o, "]");
 	if (f->more_objs) {

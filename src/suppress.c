@@ -179,9 +179,16 @@ static bool glob_hit(const char *pat, const char *s, bool try_base)
 
 static bool frame_hit(const char *pat, const struct rc_frame *fr)
 {
-	return glob_hit(pat, fr->function, false) ||
-	       glob_hit(pat, fr->file, true) ||
-	       glob_hit(pat, fr->module, true);
+	unsigned i;
+
+	if (glob_hit(pat, fr->function, false) ||
+	    glob_hit(pat, fr->file, true) || glob_hit(pat, fr->module, true))
+		return true;
+	/* Inline levels are frames of the report too. */
+	for (i = 0; i < fr->ninl; i++)
+		if (frame_hit(pat, &fr->inl[i]))
+			return true;
+	return false;
 }
 
 static int hit(unsigned i)

@@ -5,7 +5,9 @@
  * mmap()ed read-only once and kept mapped until exit (names point into it).
  * Function names come from .symtab, else from the .symtab of the build-id
  * debug file (/usr/lib/debug/.build-id/xx/yyyy.debug), else from .dynsym.
- * file:line comes from a small .debug_line reader (DWARF 2-5); zlib
+ * file:line comes from a small .debug_line reader (DWARF 2-5), one unit
+ * at a time: .debug_aranges names the unit of a pc, so the first report
+ * of a process does not read all of libc's line tables; zlib
  * compressed sections (SHF_COMPRESSED) are inflated with a dlopen()ed
  * libz.so.1 when it is there.  Every read of file data is bounds-checked:
  * a stripped, truncated or corrupt file gives NULLs, never a crash.
@@ -75,6 +77,11 @@ struct lseq {
 	size_t first, count;		/* rows */
 };
 
+struct arange {
+	uint64_t lo, hi;		/* [lo, hi) */
+	uint64_t unit;			/* its unit (load_aranges) */
+};
+
 struct lfile {
 	const char *comp, *dir, *name;	/* comp used when dir is relative */
 	char *path;			/* joined on first use */
@@ -95,6 +102,18 @@ struct module {
 	size_t nseqs, seqs_cap;
 	struct lfile *files;
 	size_t nfiles, files_cap;
+	/* Line tables are read a unit at a time, when a pc needs one. */
+	struct span dl, line_str, str;	/* .debug_line and its strings */
+	bool lines_all;			/* all read (or none can be) */
+	struct arange *ar;		/* by lo */
+	size_t nar;
+	uint64_t *units;		/* offsets of the .debug_line units */
+	size_t nunits;
+	struct arange *ustart;		/* each unit's first address (lo;
+					 * unit: its index), by address */
+	size_t nustart;
+	uint8_t *unit_done;
+	size_t units_read;
 	struct span maps[MAX_MAPS];	/* what to munmap on free */
 	unsigned nmaps;
 };
@@ -103,6 +122,11 @@ struct cache_ent {
 	uintptr_t pc;			/* 0: empty */
 	struct rc_frame f;
 };
+
+/* symbolizer=auto|libdw: libdw, dlopen()ed at report time
+ * (symbolize_dw.c, linked into the shim only); false: read here. */
+extern bool rc_symbolize_dw(const char *path, uintptr_t offset,
+			    struct rc_frame *out) __attribute__((weak));
 
 static pthread_mutex_t sym_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct module *modules;
@@ -925,31 +949,291 @@ static int seq_cmp(const void *a, const void *b)
 	return 0;
 }
 
+static int ar_cmp(const void *a, const void *b)
+{
+	const struct arange *x = a, *y = b;
+
+	return x->lo < y->lo ? -1 : x->lo > y->lo;
+}
+
+static int u64_cmp(const void *a, const void *b)
+{
+	const uint64_t *x = a, *y = b;
+
+	return *x < *y ? -1 : *x > *y;
+}
+
+/* The number of off among the n sorted offs (its index). */
+static uint64_t rank_of(const uint64_t *offs, size_t n, uint64_t off)
+{
+	size_t lo = 0, hi = n;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (offs[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+/*
+ * .debug_aranges: address ranges -> their compilation unit's offset in
+ * .debug_info.  Reading that unit's DW_AT_stmt_list would mean inflating
+ * all of a compressed .debug_info, so units are numbered instead by the
+ * order of those offsets, which is the order of their .debug_line units
+ * as compilers and linkers write them.  A unit found so is trusted only
+ * if its lines cover the pc (lines_for()).
+ */
+static void load_aranges(struct module *m, const struct span *img)
+{
+	struct span sec;
+	uint64_t *offs;
+	size_t cap = 0, i, n = 0;
+	struct rd r;
+
+	if (!elf_section(m, img, ".debug_aranges", &sec))
+		return;
+	r.p = sec.p;
+	r.end = sec.p + sec.size;
+	r.err = false;
+	while (r.p < r.end && !r.err) {
+		const uint8_t *set = r.p, *set_end;
+		uint64_t len = rd_u(&r, 4), info;
+		unsigned offsz = 4, ver, asz, seg;
+		size_t hdr, tuple;
+
+		if (len == 0xffffffff) {
+			len = rd_u(&r, 8);
+			offsz = 8;
+		} else if (len >= 0xfffffff0) {
+			break;
+		}
+		if (r.err || len > (uint64_t)(r.end - r.p))
+			break;
+		set_end = r.p + len;
+		ver = rd_u(&r, 2);
+		info = rd_u(&r, offsz);
+		asz = rd_u(&r, 1);
+		seg = rd_u(&r, 1);
+		if (r.err || ver != 2 || (asz != 4 && asz != 8) || seg) {
+			r.p = set_end;
+			r.err = false;
+			continue;
+		}
+		/* Tuples start at a multiple of their size from the set. */
+		tuple = 2 * asz;
+		hdr = (size_t)(r.p - set);
+		r.p = set + (hdr + tuple - 1) / tuple * tuple;
+		while (r.p <= set_end && (size_t)(set_end - r.p) >= tuple) {
+			uint64_t lo = rd_u(&r, asz), l = rd_u(&r, asz);
+
+			if (!lo && !l)
+				break;
+			if (!lo || lo + l < lo)
+				continue;	/* discarded, or nonsense */
+			if (!grow((void **)&m->ar, &cap, n + 1,
+				  sizeof(*m->ar)))
+				goto fail;
+			m->ar[n].lo = lo;
+			m->ar[n].hi = lo + l;
+			m->ar[n++].unit = info;
+		}
+		r.p = set_end;
+	}
+	if (!n)
+		goto fail;
+	offs = malloc(n * sizeof(*offs));
+	if (!offs)
+		goto fail;
+	for (i = 0; i < n; i++)
+		offs[i] = m->ar[i].unit;
+	qsort(offs, n, sizeof(*offs), u64_cmp);
+	for (cap = 0, i = 0; i < n; i++)	/* unique */
+		if (!cap || offs[cap - 1] != offs[i])
+			offs[cap++] = offs[i];
+	for (i = 0; i < n; i++)
+		m->ar[i].unit = rank_of(offs, cap, m->ar[i].unit);
+	free(offs);
+	qsort(m->ar, n, sizeof(*m->ar), ar_cmp);
+	m->nar = n;
+	return;
+fail:
+	free(m->ar);
+	m->ar = NULL;
+}
+
+/*
+ * The address of the first DW_LNE_set_address in the unit whose contents
+ * (after unit_length, offsz its size) are [p, end), or 0: the header is
+ * skipped by its header_length, then a few opcodes are stepped over.
+ */
+static uint64_t unit_first_addr(const uint8_t *p, const uint8_t *end,
+				unsigned offsz)
+{
+	struct rd u = { p, end, false };
+	unsigned ver, asz = 8, opbase, n;
+	const uint8_t *lens, *prog;
+	uint64_t hlen;
+
+	ver = rd_u(&u, 2);
+	if (ver < 2 || ver > 5)
+		return 0;
+	if (ver >= 5) {
+		asz = rd_u(&u, 1);
+		rd_u(&u, 1);
+	}
+	hlen = rd_u(&u, offsz);
+	if (u.err || hlen > (uint64_t)(u.end - u.p))
+		return 0;
+	prog = u.p + hlen;
+	rd_skip(&u, ver >= 4 ? 5 : 4);	/* min_len .. line_range */
+	opbase = rd_u(&u, 1);
+	lens = u.p;
+	if (u.err || !opbase || (size_t)(prog - lens) < opbase - 1u)
+		return 0;
+	u.p = prog;
+	for (n = 0; n < 8 && u.p < u.end && !u.err; n++) {
+		unsigned op = rd_u(&u, 1), i;
+
+		if (op >= opbase)
+			continue;
+		if (op == 0) {
+			uint64_t elen = rd_uleb(&u);
+			const uint8_t *next = u.p + elen;
+
+			if (!elen || elen > (uint64_t)(u.end - u.p))
+				return 0;
+			if (rd_u(&u, 1) == DW_LNE_set_address) {
+				unsigned sz = ver >= 5 ? asz : elen - 1;
+
+				return (sz == 4 || sz == 8) ? rd_u(&u, sz) : 0;
+			}
+			u.p = next;
+			continue;
+		}
+		for (i = 0; i < lens[op - 1]; i++)
+			rd_uleb(&u);
+	}
+	return 0;
+}
+
+/* Where each .debug_line unit starts, and its first address: from the
+ * headers and first opcodes only. */
+static bool scan_units(struct module *m)
+{
+	struct rd r = { m->dl.p, m->dl.p + m->dl.size, false };
+	size_t cap = 0, scap = 0, ns = 0;
+
+	while (r.p < r.end) {
+		uint64_t off = (uint64_t)(r.p - m->dl.p), len = rd_u(&r, 4);
+		unsigned offsz = 4;
+		uint64_t a;
+
+		if (len == 0xffffffff) {
+			len = rd_u(&r, 8);
+			offsz = 8;
+		} else if (len >= 0xfffffff0) {
+			break;
+		}
+		if (r.err || len > (uint64_t)(r.end - r.p))
+			break;
+		if (!grow((void **)&m->units, &cap, m->nunits + 1,
+			  sizeof(*m->units)))
+			return false;
+		a = unit_first_addr(r.p, r.p + len, offsz);
+		if (a) {
+			if (!grow((void **)&m->ustart, &scap, ns + 1,
+				  sizeof(*m->ustart)))
+				return false;
+			m->ustart[ns].lo = a;
+			m->ustart[ns++].unit = m->nunits;
+		}
+		m->units[m->nunits++] = off;
+		r.p += len;
+	}
+	if (ns)
+		qsort(m->ustart, ns, sizeof(*m->ustart), ar_cmp);
+	m->nustart = ns;
+	m->unit_done = calloc(m->nunits ? m->nunits : 1, 1);
+	return m->unit_done != NULL;
+}
+
+static void read_all_units(struct module *m);
+
+/* Read unit i (once), keeping the sequences sorted. */
+static void read_unit(struct module *m, size_t i)
+{
+	struct lctx c = { .m = m, .line_str = m->line_str, .str = m->str };
+	struct rd r = { m->dl.p + m->units[i], m->dl.p + m->dl.size, false };
+	size_t nseqs = m->nseqs;
+
+	if (m->unit_done[i])
+		return;
+	/* Each unit read re-sorts the sequences: past 64 units and an
+	 * eighth of them, one pass over the rest is cheaper. */
+	if (++m->units_read > 64 && m->units_read * 8 > m->nunits) {
+		read_all_units(m);
+		return;
+	}
+	m->unit_done[i] = 1;
+	parse_unit(&c, &r);
+	if (m->nseqs != nseqs)
+		qsort(m->seqs, m->nseqs, sizeof(*m->seqs), seq_cmp);
+}
+
+/* Read every unit not read yet: without aranges, or when they mislead. */
+static void read_all_units(struct module *m)
+{
+	struct lctx c = { .m = m, .line_str = m->line_str, .str = m->str };
+	struct rd r = { m->dl.p, m->dl.p + m->dl.size, false };
+	size_t i;
+
+	m->lines_all = true;
+	if (!m->unit_done) {
+		while (r.p < r.end && !r.err)
+			if (!parse_unit(&c, &r))
+				break;
+	} else {
+		for (i = 0; i < m->nunits; i++) {
+			if (m->unit_done[i])
+				continue;
+			m->unit_done[i] = 1;
+			r.p = m->dl.p + m->units[i];
+			r.err = false;
+			parse_unit(&c, &r);
+		}
+	}
+	if (m->nseqs)
+		qsort(m->seqs, m->nseqs, sizeof(*m->seqs), seq_cmp);
+}
+
 static void load_lines(struct module *m)
 {
 	const struct span *img = &m->img;
-	struct lctx c = { .m = m };
-	struct span dl;
-	struct rd r;
 
 	m->lines_done = true;
-	if (!elf_section(m, img, ".debug_line", &dl)) {
+	if (!elf_section(m, img, ".debug_line", &m->dl)) {
 		img = &m->dbg;
-		if (!elf_section(m, img, ".debug_line", &dl))
+		if (!elf_section(m, img, ".debug_line", &m->dl)) {
+			m->lines_all = true;
 			return;
+		}
 	}
-	if (!elf_section(m, img, ".debug_line_str", &c.line_str))
-		c.line_str.p = NULL;
-	if (!elf_section(m, img, ".debug_str", &c.str))
-		c.str.p = NULL;
-	r.p = dl.p;
-	r.end = dl.p + dl.size;
-	r.err = false;
-	while (r.p < r.end && !r.err)
-		if (!parse_unit(&c, &r))
-			break;
-	if (m->nseqs)
-		qsort(m->seqs, m->nseqs, sizeof(*m->seqs), seq_cmp);
+	if (!elf_section(m, img, ".debug_line_str", &m->line_str))
+		m->line_str.p = NULL;
+	if (!elf_section(m, img, ".debug_str", &m->str))
+		m->str.p = NULL;
+	if (getenv("RDMACHECK_SYMBOLIZE_ALL_LINES"))
+		return;		/* tests: the whole-section reader */
+	load_aranges(m, img);
+	if (m->nar && !scan_units(m)) {
+		free(m->units);
+		m->units = NULL;
+		m->nunits = 0;
+	}
 }
 
 static const char *file_path(struct lfile *f)
@@ -974,9 +1258,10 @@ static const char *file_path(struct lfile *f)
 	return f->path;
 }
 
-static void lookup_line(struct module *m, uint64_t key, struct rc_frame *out)
+/* The row for key in the units read so far, or NULL. */
+static const struct lrow *find_row(const struct module *m, uint64_t key)
 {
-	size_t lo = 0, hi = m->nseqs, i, k;
+	size_t lo = 0, hi = m->nseqs, k;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -1002,16 +1287,82 @@ static void lookup_line(struct module *m, uint64_t key, struct rc_frame *out)
 			else
 				b = mid;
 		}
-		if (!a)
-			continue;
-		i = a - 1;
-		if (!rows[i].line || rows[i].file == NO_FILE ||
-		    rows[i].file >= m->nfiles)
-			return;
-		out->file = file_path(&m->files[rows[i].file]);
-		out->line = rows[i].line;
+		if (a)
+			return &rows[a - 1];
+	}
+	return NULL;
+}
+
+/*
+ * Make sure the unit that covers key is read: the one .debug_aranges
+ * names by number, else a neighbour (a unit without aranges shifts the
+ * numbers), else all of them, as without aranges.
+ */
+static void lines_for(struct module *m, uint64_t key)
+{
+	static const int near[] = { 0, -1, 1, -2, 2 };
+	size_t lo = 0, hi = m->nar, i;
+
+	if (m->lines_all || find_row(m, key))
+		return;
+	if (!m->unit_done) {
+		read_all_units(m);
 		return;
 	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->ar[mid].lo <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	if (!lo || key >= m->ar[lo - 1].hi) {
+		read_all_units(m);	/* no unit claims key */
+		return;
+	}
+	/* The unit that starts last at or below key, most often. */
+	if (m->nustart) {
+		size_t a = 0, b = m->nustart;
+
+		while (a < b) {
+			size_t mid = a + (b - a) / 2;
+
+			if (m->ustart[mid].lo <= key)
+				a = mid + 1;
+			else
+				b = mid;
+		}
+		if (a) {
+			read_unit(m, m->ustart[a - 1].unit);
+			if (find_row(m, key))
+				return;
+		}
+	}
+	/* Else by the aranges' unit numbers, and their neighbours. */
+	for (i = 0; i < sizeof(near) / sizeof(near[0]); i++) {
+		uint64_t j = m->ar[lo - 1].unit + near[i];
+
+		if (j >= m->nunits)
+			continue;
+		read_unit(m, j);
+		if (find_row(m, key))
+			return;
+	}
+	read_all_units(m);
+}
+
+static void lookup_line(struct module *m, uint64_t key, struct rc_frame *out)
+{
+	const struct lrow *row;
+
+	lines_for(m, key);
+	row = find_row(m, key);
+	if (!row || !row->line || row->file == NO_FILE ||
+	    row->file >= m->nfiles)
+		return;
+	out->file = file_path(&m->files[row->file]);
+	out->line = row->line;
 }
 
 /* -------------------------------------------------------------- modules */
@@ -1030,6 +1381,10 @@ static void module_free(struct module *m)
 	for (i = 0; i < m->nmaps; i++)
 		munmap((void *)m->maps[i].p, m->maps[i].size);
 	free(m->files);
+	free(m->ar);
+	free(m->units);
+	free(m->ustart);
+	free(m->unit_done);
 	free(m->rows);
 	free(m->seqs);
 	free(m->syms);
@@ -1205,7 +1560,8 @@ void rc_symbolize(uintptr_t pc, struct rc_frame *out)
 		*out = ce->f;
 	} else {
 		m = module_for(pc - 1);
-		if (m)
+		if (m && !(rc_symbolize_dw &&
+			   rc_symbolize_dw(m->path, pc - m->base, out)))
 			fill_frame(m, pc, out);
 		cache_put(out);
 	}

@@ -15,6 +15,14 @@ struct rc_frame {
 	const char *function;	/* symbol name, or NULL */
 	const char *file;	/* source file, or NULL */
 	unsigned line;		/* 0 when unknown */
+	/* When this pc is in code inlined into function (libdw in the
+	 * shim: symbolize_dw.c), the inline levels, innermost first, each
+	 * a frame of the same pc, module and offset, shown before this
+	 * one; this one is then the function that holds them, at the
+	 * outermost call (what a reader without inline levels names).
+	 * NULL/0 otherwise. */
+	const struct rc_frame *inl;
+	unsigned ninl;
 };
 
 /*

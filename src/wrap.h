@@ -27,6 +27,9 @@ struct rc_call {
 	struct rc_ref inside;	/* the id this call is inside, if any */
 	uint16_t id_flags;	/* CHECK wrappers: the id's flags */
 	const void *frame;	/* the wrapper's frame: fast_unwind starts here */
+	struct rc_ref pre_link;	/* verbs parent whose child count this call
+				 * took with its check (rc_v_require_parent),
+				 * given back at the end unless tracked */
 };
 
 /*
@@ -146,6 +149,32 @@ bool rc_check_id_call(enum rc_fn fn, const void *id, const void *arg,
 bool rc_inside_begin(struct rc_call *c, const struct rc_obj *o);
 void rc_inside_end(struct rc_call *c);
 
+/*
+ * rc_require and the bookkeeping of rc_inside_begin for a cm id, under
+ * one lock: rc_inside_enter then reports what rc_inside_begin would, in
+ * its place; a call refused in between leaves with rc_enter_undo.
+ */
+struct rc_enter {
+	bool done;		/* went in under the lookup's lock */
+	bool in;		/* counted inside (not refused) */
+	bool conflict, other_excl;
+	pid_t other;
+	uint16_t other_fn;
+};
+bool rc_require_enter(struct rc_call *c, const void *h,
+		      enum rc_handle_use use, struct rc_obj *o,
+		      struct rc_enter *e);
+bool rc_inside_enter(struct rc_call *c, const struct rc_obj *o,
+		     const struct rc_enter *e);
+void rc_enter_undo(struct rc_call *c, const struct rc_obj *o,
+		   const struct rc_enter *e);
+
+/* rc_require, adding delta to the int field at offset of a live record
+ * under the same lock; *added says whether it was added. */
+bool rc_require_add(struct rc_call *c, enum rc_kind kind, const void *h,
+		    enum rc_handle_use use, unsigned offset, int delta,
+		    struct rc_obj *o, bool *added);
+
 /* Finding builders. */
 void rc_finding_init(struct rc_finding *f, enum rc_rule rule,
 		     struct rc_call *c, const char *fmt, ...)
@@ -249,6 +278,9 @@ void rc_lib_release(struct rc_call *c, const struct rc_lib_state *s);
 /* wrap_id.c: register an id this call produced (joins its channel). */
 void rc_track_id(struct rc_call *c, struct rdma_cm_id *id, unsigned flags,
 		 const struct rc_obj *parent, struct rc_obj *out);
+/* The same, when the id's channel count was taken already (ch). */
+void rc_track_id_counted(struct rc_call *c, struct rdma_cm_id *id,
+			 unsigned flags, struct rc_ref ch);
 /* An id no longer uses this channel; a private one goes with its id. */
 void rc_id_left_channel(struct rc_call *c, struct rc_ref channel);
 
@@ -304,6 +336,15 @@ struct rc_v_links {
 };
 void rc_v_track(struct rc_call *c, enum rc_kind kind, const void *h,
 		const struct rc_v_links *l, unsigned flags, struct rc_obj *o);
+
+/*
+ * rc_v_require(..., RC_USE, ...) of the parent an object is about to be
+ * made on, counting the child under the same lock; rc_v_track uses that
+ * count, and rc_call_end gives it back when nothing was tracked.
+ */
+bool rc_v_require_parent(struct rc_call *c, enum rc_kind kind, const void *h,
+			 struct rc_obj *o);
+void rc_v_unlink_pre(struct rc_call *c);
 
 /*
  * o (a copy taken before the destroy) is gone: mark it destroyed and take

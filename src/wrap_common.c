@@ -67,6 +67,8 @@ void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 
 void rc_call_end(struct rc_call *c)
 {
+	if (RC_UNLIKELY(c->pre_link.h))
+		rc_v_unlink_pre(c);
 	if (c->fwd)
 		errno = c->err;
 }
@@ -189,6 +191,18 @@ pass:
 	return false;
 }
 
+bool rc_require_add(struct rc_call *c, enum rc_kind kind, const void *h,
+		    enum rc_handle_use use, unsigned offset, int delta,
+		    struct rc_obj *o, bool *added)
+{
+	*added = rc_reg_get_add((uintptr_t)h, kind, offset, delta, o);
+	if (!*added)
+		return rc_require(c, kind, h, use, o);
+	if (RC_UNLIKELY(o->pid != rc_pid()))
+		rc_report_fork(c, o);
+	return true;
+}
+
 static void rejected_fn(struct rc_obj *o, void *arg)
 {
 	o->flags |= RC_F_REJECTED;
@@ -200,6 +214,7 @@ static void rejected_fn(struct rc_obj *o, void *arg)
  * an unbound id, rdma_accept reads conn_param->qp_num when the id has no
  * QP).  The loopback backend only fails these with EINVAL, so refuse them
  * by our own rule, not by what the library underneath happens to do.
+ * rdma_establish on an id with a QP is only refused by librdmacm: warned.
  */
 static bool check_ready(struct rc_call *c, const struct rc_obj *o,
 			const void *arg)
@@ -231,6 +246,19 @@ static bool check_ready(struct rc_call *c, const struct rc_obj *o,
 		why = "no conn_param and no QP, and librdmacm reads "
 		      "conn_param->qp_num";
 		break;
+	case RC_FN_rdma_establish:
+		if (!id->qp)
+			return true;
+		/* Harmless (librdmacm refuses it): a warning, forwarded. */
+		rc_finding_init(&f, RC_R_ESTABLISH_WITH_QP, c, "%s(%p): the "
+				"cm id has a QP (rdma_create_qp), which "
+				"librdmacm moves to RTS itself, sending the RTU; "
+				"rdma_establish is for an id whose QP the "
+				"program manages, and fails with EINVAL",
+				rc_fn_info[c->fn].name, (void *)o->handle);
+		rc_finding_add(&f, o, NULL);
+		rc_report(&f);
+		return true;
 	default:
 		return true;
 	}
@@ -252,12 +280,16 @@ static bool check_id(struct rc_call *c, enum rc_fn fn, const void *id,
 	const void *pdata;
 	struct rc_obj o;
 
-	if (!rc_require(c, RC_K_ID, id, RC_USE, &o))
+	struct rc_enter e;
+
+	if (!rc_require_enter(c, id, RC_USE, &o, &e))
 		return false;
 	c->id_flags = o.flags;
-	if (o.handle && !check_ready(c, &o, arg))
+	if (o.handle && !check_ready(c, &o, arg)) {
+		rc_enter_undo(c, &o, &e);
 		return false;
-	if (!rc_inside_begin(c, &o))
+	}
+	if (!rc_inside_enter(c, &o, &e))
 		return false;
 	if (arg && fn == RC_FN_rdma_reject) {
 		rc_check_use_after_ack(c, arg, "private data");
@@ -319,6 +351,8 @@ struct inside_arg {
 	pid_t other;
 	enum rc_fn other_fn;
 	bool other_excl;
+	bool in;
+	bool find_excl;		/* excl from the record's own flags */
 };
 
 static void inside_begin_fn(struct rc_obj *o, void *arg)
@@ -327,6 +361,8 @@ static void inside_begin_fn(struct rc_obj *o, void *arg)
 
 	if (o->destroyed)
 		return;
+	if (a->find_excl)
+		a->excl = exclusive_call(a->fn, o);
 	if (o->u.id.inside > 0 && o->u.id.inside_tid &&
 	    o->u.id.inside_tid != a->tid && (a->excl || o->u.id.inside_excl)) {
 		a->conflict = true;
@@ -337,6 +373,7 @@ static void inside_begin_fn(struct rc_obj *o, void *arg)
 		if (destroys(a->fn) && a->other_excl && rc_opt.protect)
 			return;
 	}
+	a->in = true;
 	if (o->u.id.inside++ == 0 || !o->u.id.inside_tid) {
 		o->u.id.inside_tid = a->tid;
 		o->u.id.inside_fn = a->fn;
@@ -344,27 +381,23 @@ static void inside_begin_fn(struct rc_obj *o, void *arg)
 	}
 }
 
-bool rc_inside_begin(struct rc_call *c, const struct rc_obj *o)
+/* Report (and refuse, for a destroy) what going in found. */
+static bool inside_report(struct rc_call *c, const struct rc_obj *o,
+			  bool conflict, pid_t other, enum rc_fn other_fn,
+			  bool other_excl)
 {
-	struct inside_arg a = { c->tid, c->fn, exclusive_call(c->fn, o),
-				false, 0, RC_FN_COUNT, false };
 	struct rc_finding f;
 	bool refuse;
 
-	c->inside = (struct rc_ref){ 0, 0 };
-	if (!o->handle || o->kind != RC_K_ID)
-		return true;
-	rc_reg_update(o->handle, o->gen, inside_begin_fn, &a);
-	refuse = a.conflict && destroys(c->fn) && a.other_excl &&
-		 rc_opt.protect;
+	refuse = conflict && destroys(c->fn) && other_excl && rc_opt.protect;
 	if (!refuse)
 		c->inside = rc_ref_of(o);
-	if (!a.conflict)
+	if (!conflict)
 		return true;
 	rc_finding_init(&f, RC_R_CONCURRENT_CALLS_ON_ID, c,
 			"%s(%p) while thread %d is inside %s on the same cm id"
 			"%s", rc_fn_info[c->fn].name, (void *)o->handle,
-			a.other, rc_fn_info[a.other_fn].name,
+			other, rc_fn_info[other_fn].name,
 			refuse ? "; not forwarded: that call would use the "
 			"freed id when it returns (returns -1/EBUSY)" : "");
 	rc_finding_add(&f, o, NULL);
@@ -372,6 +405,50 @@ bool rc_inside_begin(struct rc_call *c, const struct rc_obj *o)
 	if (refuse)
 		errno = EBUSY;
 	return !refuse;
+}
+
+bool rc_inside_begin(struct rc_call *c, const struct rc_obj *o)
+{
+	struct inside_arg a = { c->tid, c->fn, exclusive_call(c->fn, o),
+				false, 0, RC_FN_COUNT, false, false, false };
+
+	c->inside = (struct rc_ref){ 0, 0 };
+	if (!o->handle || o->kind != RC_K_ID)
+		return true;
+	rc_reg_update(o->handle, o->gen, inside_begin_fn, &a);
+	return inside_report(c, o, a.conflict, a.other, a.other_fn,
+			     a.other_excl);
+}
+
+bool rc_require_enter(struct rc_call *c, const void *h,
+		      enum rc_handle_use use, struct rc_obj *o,
+		      struct rc_enter *e)
+{
+	struct inside_arg a = { c->tid, c->fn, false, false, 0, RC_FN_COUNT,
+				false, false, true };
+
+	e->done = rc_reg_get_update((uintptr_t)h, RC_K_ID, inside_begin_fn,
+				    &a, o);
+	if (!e->done)
+		return rc_require(c, RC_K_ID, h, use, o);
+	e->in = a.in;
+	e->conflict = a.conflict;
+	e->other = a.other;
+	e->other_fn = a.other_fn;
+	e->other_excl = a.other_excl;
+	if (RC_UNLIKELY(o->pid != rc_pid()))
+		rc_report_fork(c, o);
+	return true;
+}
+
+bool rc_inside_enter(struct rc_call *c, const struct rc_obj *o,
+		     const struct rc_enter *e)
+{
+	if (!e->done)
+		return rc_inside_begin(c, o);
+	c->inside = (struct rc_ref){ 0, 0 };
+	return inside_report(c, o, e->conflict, e->other, e->other_fn,
+			     e->other_excl);
 }
 
 static void inside_end_fn(struct rc_obj *o, void *arg)
@@ -383,6 +460,13 @@ static void inside_end_fn(struct rc_obj *o, void *arg)
 	o->u.id.inside--;
 	if (o->u.id.inside_tid == tid)
 		o->u.id.inside_tid = 0;
+}
+
+void rc_enter_undo(struct rc_call *c, const struct rc_obj *o,
+		   const struct rc_enter *e)
+{
+	if (e->done && e->in)
+		rc_reg_update(o->handle, o->gen, inside_end_fn, &c->tid);
 }
 
 void rc_inside_end(struct rc_call *c)
@@ -426,8 +510,7 @@ bool rc_update_live(const void *h, enum rc_kind kind,
 {
 	struct rc_obj o;
 
-	/* The address may still hold a destroyed object of another kind. */
-	if (!rc_reg_get((uintptr_t)h, &o) || o.kind != kind || o.destroyed)
-		return false;
-	return rc_reg_update(o.handle, o.gen, fn, arg);
+	/* The address may still hold a destroyed object of another kind:
+	 * only a live one of this kind is changed (one lookup, one lock). */
+	return rc_reg_get_update((uintptr_t)h, kind, fn, arg, &o);
 }

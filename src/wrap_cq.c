@@ -108,7 +108,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 		return RC_FWD(&c, RC_REAL(ibv_create_cq)(context, cqe,
 				cq_context, channel, comp_vector));
 	if (!c.internal &&
-	    (!rc_v_require(&c, RC_K_CONTEXT, context, RC_USE, &o) ||
+	    (!rc_v_require_parent(&c, RC_K_CONTEXT, context, &o) ||
 	     (channel && !rc_v_require(&c, RC_K_COMP_CHANNEL, channel,
 				       RC_USE, &o)))) {
 		errno = EINVAL;

@@ -46,6 +46,17 @@ void rc_track_id(struct rc_call *c, struct rdma_cm_id *id, unsigned flags,
 		*out = o;
 }
 
+void rc_track_id_counted(struct rc_call *c, struct rdma_cm_id *id,
+			 unsigned flags, struct rc_ref ch)
+{
+	struct rc_obj o;
+
+	rc_obj_init(c, RC_K_ID, id, flags, &o);
+	o.u.id.channel = ch;
+	if (!rc_reg_insert(&o))
+		RC_REG_ADD(ch, u.ch.nids, -1);
+}
+
 struct left_arg {
 	bool gone;	/* a private channel that lost its last id */
 	int fd;
@@ -76,10 +87,12 @@ void rc_id_left_channel(struct rc_call *c, struct rc_ref channel)
 	}
 }
 
-static void id_destroyed(struct rc_call *c, const struct rc_obj *o)
+static bool id_destroyed(struct rc_call *c, const struct rc_obj *o)
 {
-	if (rc_reg_destroy(o->handle, o->gen, c->tid, rc_call_stack(c)))
-		rc_id_left_channel(c, o->u.id.channel);
+	if (!rc_reg_destroy(o->handle, o->gen, c->tid, rc_call_stack(c)))
+		return false;
+	rc_id_left_channel(c, o->u.id.channel);
+	return true;
 }
 
 int rdma_create_id(struct rdma_event_channel *channel,
@@ -88,6 +101,8 @@ int rdma_create_id(struct rdma_event_channel *channel,
 {
 	RC_CALL(c);
 	struct rc_obj ch;
+	bool counted = false;
+	unsigned flags;
 	int ret;
 
 	if (!RC_REAL(rdma_create_id)) {
@@ -96,16 +111,24 @@ int rdma_create_id(struct rdma_event_channel *channel,
 	}
 	rc_call_begin(&c, RC_FN_rdma_create_id,
 		      (uintptr_t)__builtin_return_address(0));
+	/* The channel's id count is taken with the check: one lookup. */
 	if (!c.skip && !c.internal && channel &&
-	    !rc_require(&c, RC_K_CHANNEL, channel, RC_USE, &ch))
+	    !rc_require_add(&c, RC_K_CHANNEL, channel, RC_USE,
+			    __builtin_offsetof(struct rc_obj, u.ch.nids), 1,
+			    &ch, &counted))
 		return -1;
 	ret = RC_FWD(&c, RC_REAL(rdma_create_id)(channel, id, context, ps));
+	flags = (channel ? 0 : RC_F_SYNC) | (c.internal ? RC_F_LIB : 0);
 	if (ret == 0 && !c.skip && id && *id) {
-		rc_track_id(&c, *id, (channel ? 0 : RC_F_SYNC) |
-			    (c.internal ? RC_F_LIB : 0), NULL, NULL);
+		if (counted && (*id)->channel == channel)
+			rc_track_id_counted(&c, *id, flags, rc_ref_of(&ch));
+		else
+			rc_track_id(&c, *id, flags, NULL, NULL);
 		if (!channel && !c.internal)
 			rc_settle_id(&c, *id);
 	}
+	if (counted && (ret != 0 || !id || !*id || (*id)->channel != channel))
+		RC_REG_ADD(rc_ref_of(&ch), u.ch.nids, -1);
 	return ret;
 }
 
@@ -299,6 +322,7 @@ static void check_qp(struct rc_call *c, const struct rc_obj *o)
 int rdma_destroy_id(struct rdma_cm_id *id)
 {
 	struct rc_lib_state lib;
+	struct rc_enter e;
 	struct rc_finding f;
 	RC_CALL(c);
 	struct rc_obj o;
@@ -317,14 +341,15 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 		    o.destroyed)
 			o.handle = 0;
 	} else {
-		if (!rc_require(&c, RC_K_ID, id, RC_DESTROY, &o))
+		if (!rc_require_enter(&c, id, RC_DESTROY, &o, &e))
 			return -1;
-		if (o.handle && !rc_ledger_check_unacked(&c, &o,
-				RC_R_ID_DESTROY_WITH_UNACKED_EVENTS))
+		if (o.handle && (!rc_ledger_check_unacked(&c, &o,
+				RC_R_ID_DESTROY_WITH_UNACKED_EVENTS) ||
+				 !check_pending_requests(&c, &o))) {
+			rc_enter_undo(&c, &o, &e);
 			return -1;
-		if (o.handle && !check_pending_requests(&c, &o))
-			return -1;
-		if (o.handle && !rc_inside_begin(&c, &o))
+		}
+		if (o.handle && !rc_inside_enter(&c, &o, &e))
 			return -1;
 		if (o.handle) {
 			check_qp(&c, &o);
@@ -346,12 +371,16 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	slot = c.internal ? -1 : rc_watch_begin(&c, &o);
 	ret = RC_FWD_CLOSING(&c, RC_REAL(rdma_destroy_id)(id));
 	rc_watch_end(slot);
-	rc_inside_end(&c);
 	if (ret == 0 && o.handle) {
-		/* It acked id->event and freed a private channel. */
+		/* It acked id->event and freed a private channel.  Marked
+		 * destroyed, the id is nobody's to be inside any more: no
+		 * rc_inside_end (it would find the record destroyed). */
 		lib.qp = lib.srq = (struct rc_ref){ 0, 0 };
 		rc_lib_release(&c, &lib);
-		id_destroyed(&c, &o);
+		if (!id_destroyed(&c, &o))
+			rc_inside_end(&c);
+	} else {
+		rc_inside_end(&c);
 	}
 	return ret;
 }

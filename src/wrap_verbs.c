@@ -173,6 +173,25 @@ static struct rc_ref link_to(const void *h, enum rc_kind kind,
 #define NCHILD offsetof(struct rc_obj, u.vb.nchild)
 #define NUSERS offsetof(struct rc_obj, u.vb.nusers)
 
+bool rc_v_require_parent(struct rc_call *c, enum rc_kind kind, const void *h,
+			 struct rc_obj *o)
+{
+	if (h && rc_reg_get_add((uintptr_t)h, kind, NCHILD, 1, o)) {
+		if (o->pid == rc_pid()) {
+			c->pre_link = rc_ref_of(o);
+			return true;
+		}
+		rc_reg_add(rc_ref_of(o), NCHILD, -1);	/* our parent's */
+	}
+	return rc_v_require(c, kind, h, RC_USE, o);
+}
+
+void rc_v_unlink_pre(struct rc_call *c)
+{
+	rc_reg_add(c->pre_link, NCHILD, -1);
+	c->pre_link = (struct rc_ref){ 0, 0 };
+}
+
 void rc_v_track(struct rc_call *c, enum rc_kind kind, const void *h,
 		const struct rc_v_links *l, unsigned flags, struct rc_obj *o)
 {
@@ -202,8 +221,13 @@ void rc_v_track(struct rc_call *c, enum rc_kind kind, const void *h,
 	default:
 		break;
 	}
-	if (l) {
+	if (l && l->parent && c->pre_link.h == (uintptr_t)l->parent) {
+		o->u.vb.parent = c->pre_link;	/* counted by the check */
+		c->pre_link = (struct rc_ref){ 0, 0 };
+	} else if (l) {
 		o->u.vb.parent = link_to(l->parent, l->pkind, NCHILD);
+	}
+	if (l) {
 		for (i = 0; i < RC_ARRAY_SIZE(l->use); i++)
 			o->u.vb.use[i] = link_to(l->use[i], l->ukind[i],
 						 NUSERS);
@@ -596,7 +620,7 @@ static bool check_on_pd(struct rc_call *c, struct ibv_pd *pd)
 {
 	struct rc_obj o;
 
-	return c->internal || rc_v_require(c, RC_K_PD, pd, RC_USE, &o);
+	return c->internal || rc_v_require_parent(c, RC_K_PD, pd, &o);
 }
 
 static struct ibv_mr *track_mr(struct rc_call *c, struct ibv_mr *mr,

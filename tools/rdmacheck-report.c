@@ -50,7 +50,7 @@
 #include "suppress.h"
 #include "symbolize.h"
 #ifdef RR_HAVE_DWFL
-#include "report-dwfl.h"
+#include "dwfl.h"
 #endif
 
 #define RR_MAX_FILE (256u << 20)	/* bytes per report */
@@ -991,8 +991,11 @@ static int rule_index(const char *id)
 	return -1;
 }
 
-static void load_object(struct ctx *c, const json_t *o, struct object *ob)
+/* f: the finding, whose stack is loaded; "stack_ref": "finding" names it. */
+static void load_object(struct ctx *c, const json_t *o, struct object *ob,
+			const struct finding *f)
 {
+	const char *ref;
 	const json_t *cr, *de;
 	size_t mark;
 
@@ -1011,6 +1014,13 @@ static void load_object(struct ctx *c, const json_t *o, struct object *ob)
 		ob->created_tid = get_int(c, cr, "thread", false, true, 0,
 					  INT_MAX);
 		load_stack(c, cr, "stack", &ob->cstack);
+		ref = get_str(c, cr, "stack_ref", false, true);
+		if (ref && strcmp(ref, "finding"))
+			bad_field(c, "stack_ref", "expected \"finding\"");
+		if (ref && ob->cstack.n)
+			bad_field(c, "stack_ref", "with a non-empty stack");
+		if (ref)
+			ob->cstack = f->stack;
 		ctx_pop(c, mark);
 	}
 	if (de) {
@@ -1056,7 +1066,7 @@ static void load_finding(struct ctx *c, const json_t *o, struct finding *f)
 		f->objs = aalloc(c->arena, f->nobjs, sizeof(*f->objs));
 		for (i = 0; i < f->nobjs; i++) {
 			ctx_push(c, &mark, "objects", (long)i);
-			load_object(c, json_array_get(a, i), &f->objs[i]);
+			load_object(c, json_array_get(a, i), &f->objs[i], f);
 			ctx_pop(c, mark);
 		}
 	}
@@ -2063,6 +2073,81 @@ static void merge_all(bool merge)
 	free(tab);
 }
 
+/*
+ * One process, one report: the snapshots a process wrote before its exit
+ * (or crash) report say less than it, so they give way to it, and of
+ * snapshots alone the latest stands (errors stay, leaks are recounted in
+ * each).  A process is (host, pid, start time); reports without a start
+ * time are never collapsed.
+ */
+static int cmp_proc_key(const void *a, const void *b)
+{
+	const struct proc *x = *(struct proc *const *)a;
+	const struct proc *y = *(struct proc *const *)b;
+	int c;
+
+	if (!x->start_time != !y->start_time)
+		return x->start_time ? -1 : 1;
+	if (!x->start_time)
+		return 0;
+	if (x->pid != y->pid)
+		return x->pid < y->pid ? -1 : 1;
+	c = strcmp(x->host ? x->host : "", y->host ? y->host : "");
+	return c ? c : strcmp(x->start_time, y->start_time);
+}
+
+/* Which of two reports of one process stands. */
+static bool proc_later(const struct proc *x, const struct proc *y)
+{
+	bool xs = !strcmp(x->status, "snapshot");
+	bool ys = !strcmp(y->status, "snapshot");
+
+	if (xs != ys)
+		return ys;
+	return strcmp(x->end_time ? x->end_time : "",
+		      y->end_time ? y->end_time : "") > 0;
+}
+
+static void collapse_snapshots(void)
+{
+	struct proc **ord, *keep;
+	bool *drop;
+	size_t i, j, k, n;
+
+	if (nprocs < 2)
+		return;
+	ord = xcalloc(nprocs, sizeof(*ord));
+	drop = xcalloc(nprocs, sizeof(*drop));
+	for (i = 0; i < nprocs; i++)
+		ord[i] = &procs[i];
+	qsort(ord, nprocs, sizeof(*ord), cmp_proc_key);
+	for (i = 0; i < nprocs; i = j) {
+		for (j = i + 1; j < nprocs && ord[i]->start_time &&
+		     !cmp_proc_key(&ord[i], &ord[j]); j++)
+			;
+		for (keep = ord[i], k = i + 1; k < j; k++)
+			if (proc_later(ord[k], keep))
+				keep = ord[k];
+		/* Two exit reports of one process: both stay. */
+		for (k = i; k < j; k++)
+			if (ord[k] != keep && !strcmp(ord[k]->status,
+						      "snapshot"))
+				drop[ord[k] - procs] = true;
+	}
+	for (i = n = 0; i < nprocs; i++) {
+		if (drop[i]) {
+			free(procs[i].f);
+			arena_free(&procs[i].arena);
+			free(procs[i].buf);
+			continue;
+		}
+		procs[n++] = procs[i];
+	}
+	nprocs = n;
+	free(drop);
+	free(ord);
+}
+
 /* Everything the reports hold, for a caller that loads many. */
 static void free_reports(void)
 {
@@ -2661,7 +2746,8 @@ static void usage(FILE *o)
 		"Render and merge rdmacheck JSON reports (a DIR means every *.json in it,\n"
 		"- standard input).\n"
 		"\n"
-		"  -m, --merge              show identical findings once, across processes\n"
+		"  -m, --merge              show identical findings once, across processes;\n"
+		"                           a process's snapshots give way to its exit report\n"
 		"  -f, --format=FORMAT      text (default), json (the merged result as one\n"
 		"                           JSON document), junit, sarif or github\n"
 		"  -j, --json               the same as --format=json\n"
@@ -2785,6 +2871,9 @@ int main(int argc, char **argv)
 			add_input(argv[optind]);
 	}
 	load_all(inputs, ninputs);
+	/* Merged output shows each process once. */
+	if (merge || format == F_JSON || format == F_SARIF)
+		collapse_snapshots();
 
 	/* Suppressions and fingerprints use function and file names. */
 	if (!summary_only || rc_suppress_count() || merge || baseline)

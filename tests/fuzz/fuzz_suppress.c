@@ -20,11 +20,11 @@
 /* The stack of every finding, as the symbolizer stub names it. */
 static const struct rc_frame frames[] = {
 	{ 0x1000, "/usr/lib/libapp.so.1", 0x100, "app_teardown",
-	  "/src/app/teardown.c", 88 },
-	{ 0x2000, "/usr/bin/server", 0x200, "main", "server.c", 140 },
-	{ 0x3000, "/lib/x86_64-linux-gnu/libc.so.6", 0x300, NULL, NULL, 0 },
-	{ 0x4000, NULL, 0, NULL, NULL, 0 },
-	{ 0x5000, "/", 0, "", "", 0 },
+	  "/src/app/teardown.c", 88, NULL, 0 },
+	{ 0x2000, "/usr/bin/server", 0x200, "main", "server.c", 140, NULL, 0 },
+	{ 0x3000, "/lib/x86_64-linux-gnu/libc.so.6", 0x300, NULL, NULL, 0, NULL, 0 },
+	{ 0x4000, NULL, 0, NULL, NULL, 0, NULL, 0 },
+	{ 0x5000, "/", 0, "", "", 0, NULL, 0 },
 };
 #define NFRAMES (sizeof(frames) / sizeof(frames[0]))
 

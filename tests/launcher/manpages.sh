@@ -1,6 +1,7 @@
 #!/bin/sh
 # The manual pages format without a groff warning, and name every rule id
-# of src/rules.def and every option of src/options.def.
+# of src/rules.def (with its prose from doc/rules.md.in) and every option
+# of src/options.def.
 # pass never fails, so "A && pass || fail" is an if-then-else.
 # shellcheck disable=SC2015
 set -eu
@@ -52,6 +53,13 @@ while read -r id; do
 done <ids
 [ -z "$missing" ] && pass "rdmacheck(7) lists every rule" ||
 	fail "rdmacheck(7) lacks the rules:$missing"
+# With its prose: what triggers it and how to fix it, rule by rule.
+for part in "What triggers it." "How to fix it."; do
+	# Justified: the words may be further apart.
+	k=$(tr -s ' ' <page7.txt | grep -c "^ $part" || true)
+	[ "$k" = "$n" ] && pass "rdmacheck(7): '$part' for each of the $n rules" ||
+		fail "rdmacheck(7): '$part' $k times for $n rules"
+done
 
 def_options >options
 missing7=

@@ -19,6 +19,23 @@ sed -n 's/^## `\(.*\)`$/\1/p' "$doc" >ids.doc
 [ "$(wc -l <ids.def)" -ge 10 ] && cmp -s ids.def ids.doc &&
 	pass "one section per rule of rules.def, in order ($(wc -l <ids.def))" ||
 	fail "sections differ from rules.def: $(diff ids.def ids.doc | tr '\n' ' ')"
+# Each section says what triggers the rule, what the real library does
+# and how to fix the code, and shows a report: the scenario's Example,
+# or an example report of its own.
+awk '/^## `/ { if (id != "") print id, t, w, h, e
+		id = substr($2, 2, length($2) - 2); t = w = h = e = 0 }
+	/^\*\*What triggers it\.\*\*/ { t = 1 }
+	/^\*\*What (librdmacm|libibverbs) does\.\*\*/ { w = 1 }
+	/^\*\*How to fix it\.\*\*/ { h = 1 }
+	/^\*\*Example( report)?\.\*\*/ { e = 1 }
+	END { if (id != "") print id, t, w, h, e }' "$doc" >parts
+lacking=$(awk '$2 $3 $4 != "111" { printf " %s", $1 }' parts)
+[ -z "$lacking" ] &&
+	pass "every section: what triggers it, what the library does, how to fix it" ||
+	fail "sections without the three parts:$lacking"
+noex=$(awk '$5 != 1 { printf " %s", $1 }' parts)
+[ -z "$noex" ] && pass "every section shows a report" ||
+	echo "sections without an example report (no scenario breaks them on the loopback backend):$noex"
 if grep -n 'shared/\|reference/' "$doc" "$top_srcdir/doc/rules.md.in"; then
 	fail "doc/rules.md refers outside the repository"
 fi

@@ -102,6 +102,19 @@ echo "$out" | grep -qx "==$pid== rdmacheck: $sum" &&
 echo "$out" | grep -qx "==total== rdmacheck: $sum in 1 process" &&
 	pass "total line" || fail "total line: $(show)"
 
+# Leak groups write their creation stack once ("stack_ref": "finding"):
+# the tool takes the finding's stack and prints what the shim printed
+# (and its --json writes the whole stack again, below).
+grep -q '"stack_ref": "finding"' "$leaks1" &&
+	pass "leak objects refer to the finding's stack" ||
+	fail "no stack_ref in $leaks1"
+run "$tool" "$leaks1"
+grep -v ' rdmacheck: [0-9]* errors' "$t_dir/out" >text.mine
+grep -v ' rdmacheck: [0-9]* errors' "$t_dir/leaks1.log" >text.shim
+cmp -s text.mine text.shim && grep -q 'at the stack above$' text.mine &&
+	pass "leak blocks identical to the shim's" ||
+	fail "leak blocks differ from the shim's: $(diff text.shim text.mine)"
+
 run "$tool" --summary - <"$dd"
 [ "$rc" = 1 ] && echo "$out" | grep -qx "==$pid== rdmacheck: $sum" &&
 	pass "report on standard input" || fail "stdin: $(show)"
@@ -195,6 +208,14 @@ if [ -n "${JQ:-}" ] && command -v "$JQ" >/dev/null 2>&1; then
 		' merged.json >/dev/null &&
 		pass "--json: merged document" ||
 		fail "--json: $(show)"
+	run "$tool" --json "$leaks1"
+	printf '%s\n' "$out" | "$JQ" -e '([.findings[] | .stack as $s
+		| .objects[] | select(.created != null)
+		| select(.created.stack != $s)] | length == 0) and
+		([.findings[].objects[] | select(.created != null)] | length
+		 > 0)' >/dev/null &&
+		pass "--json: each leaked object with its creation stack" ||
+		fail "--json: an object's stack not resolved: $(show)"
 	run "$tool" --json unsym.json
 	printf '%s\n' "$out" | "$JQ" -e '[.findings[].stack[] |
 		select(.function == null and .module != null and

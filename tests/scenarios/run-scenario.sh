@@ -21,6 +21,8 @@
 #   options          extra RDMACHECK_OPTIONS
 #   timeout          seconds (default 30)
 #   expect_status    the report's "status" (default exited)
+#   report_suffix    check the report json=PATH leaves at PATH+this (a
+#                    snapshot's: ".snapshot.1")
 #   backend          loopback (default: every loopback build) | rdmacm14
 #                    (the loopback build with RDMACM_1.4) | real
 #   launcher         1: run through the rdmacheck launcher instead of
@@ -37,7 +39,7 @@ set -u
 spec=$1
 program= mode=bad expect_rule= expect_call= expect_function= expect_exit=
 expect_severity= expect_also= expect_output= wrapper= launcher= expect_kind=
-compare_plain=
+compare_plain= report_suffix=
 expect_root=main
 options= timeout=30 backend=loopback expect_status=exited
 # shellcheck disable=SC1090
@@ -102,6 +104,7 @@ run_one() {
 		RDMACHECK_LOOPBACK_NS="rcscn-$$-$build-$name" \
 		RDMACHECK_OPTIONS="json=$json${options:+:$options}" \
 		"$@" > "$work/out" 2>&1 || status=$?
+	json=$json$report_suffix
 	echo "---- $build"
 	cat "$work/out"
 	check_one
@@ -180,8 +183,11 @@ check_one() {
 		   | select(. != $r and (. as $x | $also | index($x) | not))]
 		| unique | join(" ")' "$json")
 	[ -z "$extra" ] || fail "unexpected findings: $extra"
-	# Every object a finding names carries its creation stack.
-	"$JQ" -e '[.findings[].objects[] | select((.created.stack | length) == 0)]
+	# Every object a finding names carries its creation stack (or, with
+	# "stack_ref": "finding", the finding's).
+	"$JQ" -e '[.findings[] | .stack as $s | .objects[]
+		| select((if .created.stack_ref == "finding" then $s
+			  else .created.stack end | length) == 0)]
 		| length == 0' "$json" > /dev/null ||
 		fail "an object without a creation stack"
 	return 0

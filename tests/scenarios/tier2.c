@@ -333,6 +333,31 @@ static NOINLINE void accept_without_qp(bool bad)
 	rdma_destroy_event_channel(cch);
 }
 
+/*
+ * rdma_establish is for an active side that manages its QP itself (no
+ * rdma_create_qp): with id->qp set librdmacm refuses it (EINVAL), having
+ * already moved the QP to RTS and sent the RTU itself.
+ */
+static NOINLINE void establish_with_qp(bool bad)
+{
+	struct rdma_cm_id *id = scn_id(ch);
+	struct ibv_qp_init_attr attr;
+
+	scn_resolve(id, 7471);
+	scn_ack(scn_get(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
+	memset(&attr, 0, sizeof(attr));
+	attr.qp_type = IBV_QPT_RC;
+	attr.cap.max_send_wr = attr.cap.max_recv_wr = 4;
+	attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+	if (rdma_create_qp(id, NULL, &attr))
+		scn_die("rdma_create_qp");
+	/* Bad: the id has a QP. */
+	if (bad && (rdma_establish(id) != -1 || errno != EINVAL))
+		exit(98);
+	rdma_destroy_qp(id);
+	rdma_destroy_id(id);
+}
+
 /* The fast path of rdma_get_cm_event checks the owner process too. */
 static NOINLINE void get_event_after_fork(bool bad)
 {
@@ -442,6 +467,7 @@ static const struct {
 	{ "double-destroy-qp", double_destroy_qp },
 	{ "connect-unbound", connect_unbound },
 	{ "accept-without-qp", accept_without_qp },
+	{ "establish-with-qp", establish_with_qp },
 	{ "id-destroy-with-srq", id_destroy_with_srq },
 	{ "destroy-srq-without-srq", destroy_srq_without_srq },
 	{ "destroy-srq-before-qp", destroy_srq_before_qp },

@@ -259,6 +259,44 @@ START_TEST(test_expand_path)
 }
 END_TEST
 
+/* color= takes one of its words; another keeps the value. */
+START_TEST(test_color_words)
+{
+	ck_assert_str_eq(rc_opt.color, "auto");
+	ck_assert_int_eq(rc_options_parse("color=never"), 0);
+	ck_assert_str_eq(rc_opt.color, "never");
+	ck_assert_int_eq(rc_options_parse("color=always"), 0);
+	ck_assert_int_eq(rc_options_parse("color=Always"), 1);
+	ck_assert_int_eq(rc_options_parse("color="), 1);
+	ck_assert_str_eq(rc_opt.color, "always");
+}
+END_TEST
+
+/* %n and the snapshot suffix: a snapshot never gets the exit's name. */
+START_TEST(test_expand_seq)
+{
+	char buf[64];
+
+	ck_assert_str_eq(rc_options_expand_path("r.%n.json", buf,
+						sizeof(buf)), "r.0.json");
+	ck_assert_str_eq(rc_options_expand_path("r.json", buf, sizeof(buf)),
+			 "r.json");
+	rc_path_seq = 12;
+	ck_assert_str_eq(rc_options_expand_path("r.%n.json", buf,
+						sizeof(buf)), "r.12.json");
+	ck_assert_str_eq(rc_options_expand_path("r.json", buf, sizeof(buf)),
+			 "r.json.snapshot.12");
+	ck_assert_str_eq(rc_options_expand_path("r%%n", buf, sizeof(buf)),
+			 "r%n.snapshot.12");
+	/* Cut short, it would be the exit report's: no name at all. */
+	ck_assert_str_eq(rc_options_expand_path("r.json", buf, 12), "");
+	ck_assert_str_eq(rc_options_expand_path("r.%n.json.long", buf, 6),
+			 "");
+	rc_path_seq = 0;
+	ck_assert_str_eq(rc_options_expand_path("r.json", buf, 12), "r.json");
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("options");
@@ -279,6 +317,8 @@ int main(void)
 	tcase_add_test(tc, test_garbage_never_crashes);
 	tcase_add_test(tc, test_strings_replaced);
 	tcase_add_test(tc, test_expand_path);
+	tcase_add_test(tc, test_expand_seq);
+	tcase_add_test(tc, test_color_words);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

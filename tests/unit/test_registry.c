@@ -11,6 +11,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include <rdma/rdma_cma.h>
+
 #include "options.h"
 #include "registry.h"
 #include "wrap.h"
@@ -183,6 +185,64 @@ START_TEST(another_kind_at_the_address)
 	ck_assert_int_eq(rc_reg_take(handle(7, 1), RC_K_EVENT, 0, 1, 1, &got),
 			 RC_TAKE_DESTROYED);
 	ck_assert(!rc_reg_get_kind(handle(7, 1), RC_K_CHANNEL, &got));
+}
+END_TEST
+
+/*
+ * Tables grow by moving a few records per call: every record stays found
+ * (live or destroyed) at every step, while records are added, destroyed
+ * and pushed out of the quarantine in between.
+ */
+START_TEST(incremental_growth_finds_everything)
+{
+	const unsigned n = 60000;
+	struct rc_obj o, got;
+	unsigned i, j;
+
+	for (i = 0; i < n; i++) {
+		o = mk(handle(8, i), RC_K_ID);
+		ck_assert_uint_ne(rc_reg_insert(&o), 0);
+		if (i % 3 == 0)
+			ck_assert(rc_reg_destroy(o.handle, o.gen, 1, 1));
+		/* A spread of earlier ones, wherever they are now. */
+		for (j = i; j; j /= 2) {
+			ck_assert(rc_reg_get(handle(8, j), &got));
+			ck_assert_int_eq(got.destroyed, j % 3 == 0);
+		}
+	}
+	ck_assert_uint_eq(rc_reg_live(), n - (n + 2) / 3);
+}
+END_TEST
+
+/* Once most records are destroyed and forgotten, the tables shrink. */
+START_TEST(memory_returned_after_destroy)
+{
+	const unsigned n = 50000;
+	struct rc_obj o;
+	unsigned long peak;
+	unsigned i;
+
+	rc_reg_set_quarantine(1000);
+	for (i = 0; i < n; i++) {
+		o = mk(handle(9, i), RC_K_MR);
+		rc_reg_insert(&o);
+	}
+	peak = rc_reg_slots();
+	ck_assert_uint_ge(peak, 2 * n);
+	for (i = 0; i < n; i++)
+		ck_assert(rc_reg_take(handle(9, i), RC_K_MR, 0, 1, 1, &o) ==
+			  RC_TAKE_TAKEN);
+	/* A shard shrinks a step per call: let a program go on a while, at
+	 * addresses its allocator hands out again. */
+	for (i = 0; i < 20000 && rc_reg_slots() > peak / 8; i++) {
+		o = mk(handle(10, i % 1024), RC_K_MR);
+		rc_reg_insert(&o);
+		rc_reg_destroy(o.handle, o.gen, 1, 1);
+	}
+	/* Left: the quarantine's share per shard, at load >= 1/8. */
+	ck_assert_uint_le(rc_reg_slots(), peak / 8);
+	ck_assert_uint_eq(rc_reg_live(), 0);
+	rc_reg_set_quarantine(0);
 }
 END_TEST
 
@@ -373,6 +433,51 @@ START_TEST(ledger_refuses_certain_hang)
 }
 END_TEST
 
+/* The last 256 acked events' parameter pointers, found by the index. */
+static unsigned findings(void)
+{
+	struct rc_summary sum;
+
+	rc_report_summary(&sum);
+	return sum.errors + sum.warnings;
+}
+
+START_TEST(ledger_acked_index)
+{
+	static struct rdma_cm_event evs[300];
+	static char pdata[300];
+	struct rc_call c = { .fn = RC_FN_rdma_connect, .tid = 100 };
+	struct rc_obj e;
+	unsigned i, n;
+
+	for (i = 0; i < 300; i++) {
+		evs[i].event = RDMA_CM_EVENT_CONNECT_RESPONSE;
+		evs[i].param.conn.private_data = &pdata[i];
+		e = mk((uintptr_t)&evs[i], RC_K_EVENT);
+		rc_reg_insert(&e);
+		ck_assert(rc_reg_destroy(e.handle, e.gen, 1, 1));
+		rc_ledger_acked(&e, &evs[i]);
+	}
+	n = findings();
+	rc_check_use_after_ack(&c, &evs[299].param.conn, "conn_param");
+	ck_assert_uint_eq(findings(), ++n);
+	rc_check_use_after_ack(&c, &pdata[100], "private data");
+	ck_assert_uint_eq(findings(), ++n);
+	/* Pushed out of the ring, or never acked: nothing. */
+	rc_check_use_after_ack(&c, &evs[0].param.conn, "conn_param");
+	rc_check_use_after_ack(&c, &pdata[43], "private data");
+	rc_check_use_after_ack(&c, &evs[299], "conn_param");
+	ck_assert_uint_eq(findings(), n);
+	rc_check_use_after_ack(&c, &pdata[44], "private data");
+	ck_assert_uint_eq(findings(), ++n);
+	/* The event's memory came back as a new event: no longer acked. */
+	e = mk((uintptr_t)&evs[299], RC_K_EVENT);
+	rc_reg_insert(&e);
+	rc_check_use_after_ack(&c, &evs[299].param.conn, "conn_param");
+	ck_assert_uint_eq(findings(), n);
+}
+END_TEST
+
 /* ---- cqcount.c: completion events per CQ, without a lock ------------ */
 
 START_TEST(cq_counts_grow_and_reuse)
@@ -469,10 +574,13 @@ int main(void)
 	tcase_add_test(tc, reused_addresses_keep_the_quarantine);
 	tcase_add_test(tc, another_kind_at_the_address);
 	tcase_add_test(tc, take_and_get_add);
+	tcase_add_test(tc, incremental_growth_finds_everything);
+	tcase_add_test(tc, memory_returned_after_destroy);
 	tcase_add_test(tc, growth_and_deletion_keep_chains);
 	tcase_add_test(tc, threads);
 	tcase_add_test(tc, ledger_scans);
 	tcase_add_test(tc, ledger_refuses_certain_hang);
+	tcase_add_test(tc, ledger_acked_index);
 	tcase_add_test(tc, cq_counts_grow_and_reuse);
 	tcase_add_test(tc, cq_counts_threads);
 	suite_add_tcase(s, tc);

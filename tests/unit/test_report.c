@@ -398,6 +398,27 @@ START_TEST(test_fingerprint)
 }
 END_TEST
 
+/* A leak group's stack is written once: its objects refer to it. */
+START_TEST(test_json_stack_ref)
+{
+	struct rc_finding f;
+
+	finding(&f, RC_R_LEAK_QP, NULL, "3 QPs leaked");
+	f.count = 3;
+	f.tid = 0;
+	f.stack = st_create;
+	obj(&f, RC_K_QP, 0x77a1, 201, st_create);
+	obj(&f, RC_K_QP, 0x77a2, 202, st_create);
+	obj(&f, RC_K_QP, 0x77a3, 203, st_call);
+	rc_report(&f);
+	rc_report_write_json("exited", false);
+	assert_json_parses(json_file);
+	assert_jq(json_file, ".findings[0].stack[0].function == \"main\"");
+	assert_jq(json_file, "[.findings[0].objects[0,1].created] == [{\"thread\": 201, \"stack\": [], \"stack_ref\": \"finding\"}, {\"thread\": 202, \"stack\": [], \"stack_ref\": \"finding\"}]");
+	assert_jq(json_file, ".findings[0].objects[2].created | .thread == 203 and (.stack_ref | not) and .stack[0].function == \"teardown\"");
+}
+END_TEST
+
 START_TEST(test_json_fields)
 {
 	struct rc_finding f;
@@ -699,6 +720,7 @@ int main(void)
 	tcase_add_test(tc, test_forget_leaks);
 	tcase_add_test(tc, test_suppressed);
 	tcase_add_test(tc, test_json_fields);
+	tcase_add_test(tc, test_json_stack_ref);
 	tcase_add_test(tc, test_fingerprint);
 	tcase_add_test(tc, test_json_escaping);
 	tcase_add_test(tc, test_json_disabled);

@@ -350,6 +350,99 @@ START_TEST(test_symbolize_libc)
 }
 END_TEST
 
+/*
+ * Line tables read a unit at a time (by .debug_aranges) give what reading
+ * all of .debug_line gives: first at functions of different units (so
+ * that each is found lazily: an offset no unit claims makes the
+ * symbolizer read them all), then at offsets spread over the file.
+ * In the executable's few units, and in libc's some 2000 when libc6-dbg
+ * is installed.
+ */
+static void compare_lazy_lines(const char *path, void *const *fns,
+			       unsigned nfns, bool must)
+{
+	enum { SWEEP = 4000, MAX = SWEEP + 16 };
+	static struct { uintptr_t off; char *file; unsigned line; } r[MAX];
+	char link[64];
+	struct rc_frame f;
+	struct stat st;
+	unsigned n = 0, i, with_line = 0;
+	Dl_info di;
+
+	ck_assert_int_eq(stat(path, &st), 0);
+	ck_assert(dladdr(fns[0], &di));
+	ck_assert_int_eq(rc_symbolize_file(path, (uintptr_t)fns[0] -
+					   (uintptr_t)di.dli_fbase + 5, &f), 0);
+	ck_assert_msg(f.line || !must, "%s: no line at its first function",
+		      path);
+	if (!f.line) {
+		/* libc without libc6-dbg */
+		printf("%s: no line tables; not compared\n", path);
+		return;
+	}
+	for (i = 0; i < nfns && n < MAX; i++) {
+		ck_assert(dladdr(fns[i], &di));
+		/* A return address just past the function's start. */
+		r[n++].off = (uintptr_t)fns[i] - (uintptr_t)di.dli_fbase + 5;
+	}
+	for (i = 0; i < SWEEP && n < MAX; i++)
+		r[n++].off = 1 + (uintptr_t)st.st_size / SWEEP * i;
+	unsetenv("RDMACHECK_SYMBOLIZE_ALL_LINES");
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(rc_symbolize_file(path, r[i].off, &f), 0);
+		r[i].file = f.file ? strdup(f.file) : NULL;
+		r[i].line = f.line;
+		with_line += f.line != 0;
+		if (i < nfns)
+			ck_assert_msg(f.line, "%s+0x%lx: no line", path,
+				      (unsigned long)r[i].off);
+	}
+	/* Another name for the file: loaded afresh, every unit at once. */
+	snprintf(link, sizeof(link), "/tmp/rc-unit-lazy.%d", (int)getpid());
+	unlink(link);
+	ck_assert_int_eq(symlink(path, link), 0);
+	setenv("RDMACHECK_SYMBOLIZE_ALL_LINES", "1", 1);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(rc_symbolize_file(link, r[i].off, &f), 0);
+		ck_assert_msg(f.line == r[i].line &&
+			      !(f.file && r[i].file ?
+				strcmp(f.file, r[i].file) :
+				f.file != r[i].file),
+			      "%s+0x%lx: %s:%u lazily, %s:%u at once", path,
+			      (unsigned long)r[i].off, r[i].file, r[i].line,
+			      f.file, f.line);
+		free(r[i].file);
+	}
+	unsetenv("RDMACHECK_SYMBOLIZE_ALL_LINES");
+	unlink(link);
+	printf("%s: %u offsets, %u with a line, the same both ways\n", path,
+	       n, with_line);
+}
+
+START_TEST(test_symbolize_lazy_units)
+{
+	/* Functions of this program's units, and of libc's. */
+	void *const mine[] = {
+		(void *)compare_lazy_lines, (void *)rc_symbolize,
+		(void *)rc_stack_frames, (void *)fake_rdma_call,
+		(void *)rc_symbolize_file,
+	};
+	void *const libc[] = {
+		(void *)qsort, (void *)fopen, (void *)nanosleep,
+		(void *)strtod, (void *)pthread_create, (void *)mmap,
+		(void *)open, (void *)printf,
+	};
+	Dl_info di;
+
+	ck_assert(dladdr((void *)qsort, &di) && di.dli_fname);
+	/* This test is built with -g. */
+	compare_lazy_lines(exe_path(), mine, sizeof(mine) / sizeof(mine[0]),
+			   true);
+	compare_lazy_lines(di.dli_fname, libc, sizeof(libc) / sizeof(libc[0]),
+			   false);
+}
+END_TEST
+
 START_TEST(test_garbage)
 {
 	uintptr_t bad[4] = { 0, 1, 0, UINTPTR_MAX };
@@ -979,6 +1072,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_depth);
 	tcase_add_test(tc, test_symbolize_exe);
 	tcase_add_test(tc, test_symbolize_libc);
+	tcase_add_test(tc, test_symbolize_lazy_units);
 	tcase_add_test(tc, test_garbage);
 	tcase_add_test(tc, test_malformed_elf);
 	tcase_add_test(tc, test_malformed_libc);

@@ -19,9 +19,9 @@
 
 static const struct rc_frame frames[] = {
 	{ 0x1000, "/usr/lib/libapp.so.1", 0x100, "app_teardown",
-	  "/src/app/teardown.c", 88 },
-	{ 0x2000, "/usr/bin/server", 0x200, "main", "server.c", 140 },
-	{ 0x3000, "/lib/x86_64-linux-gnu/libc.so.6", 0x300, NULL, NULL, 0 },
+	  "/src/app/teardown.c", 88, NULL, 0 },
+	{ 0x2000, "/usr/bin/server", 0x200, "main", "server.c", 140, NULL, 0 },
+	{ 0x3000, "/lib/x86_64-linux-gnu/libc.so.6", 0x300, NULL, NULL, 0, NULL, 0 },
 };
 #define NFRAMES (sizeof(frames) / sizeof(frames[0]))
 
@@ -145,6 +145,28 @@ START_TEST(test_globs)
 		ck_assert_msg(match(RC_R_ID_DESTROY_WITH_QP,
 				    "rdma_destroy_id") == -1, "%s", misses[i]);
 	}
+}
+END_TEST
+
+/* A frame's inline levels (libdw in the shim) are frames too: an entry
+ * naming an inlined function matches at -O2 as it does at -O0. */
+START_TEST(test_inline_levels)
+{
+	static const struct rc_frame inner[] = {
+		{ .pc = 0x1000, .function = "drop_conn", .file = "conn.h",
+		  .line = 3 },
+	};
+	struct rc_frame fr = {
+		.pc = 0x1000, .module = "/app", .function = "close_all",
+		.file = "conn.c", .line = 12, .inl = inner, .ninl = 1,
+	};
+
+	free(add("leak-id:drop_conn", 1));
+	ck_assert_int_eq(rc_suppress_match_frames(RC_R_LEAK_ID, NULL, &fr, 1),
+			 0);
+	fr.ninl = 0;
+	ck_assert_int_eq(rc_suppress_match_frames(RC_R_LEAK_ID, NULL, &fr, 1),
+			 -1);
 }
 END_TEST
 
@@ -282,6 +304,7 @@ int main(void)
 	tcase_add_test(tc, test_bad_lines);
 	tcase_add_test(tc, test_rule_selection);
 	tcase_add_test(tc, test_globs);
+	tcase_add_test(tc, test_inline_levels);
 	tcase_add_test(tc, test_suggest);
 	tcase_add_test(tc, test_hits_and_used_list);
 	tcase_add_test(tc, test_load_file);
