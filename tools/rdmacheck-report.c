@@ -6,15 +6,16 @@
  * merged JSON document.  Exit status: 0 clean, 1 unsuppressed errors or
  * leaks remain, 2 usage or input errors.
  *
- * Owns: the strict JSON reader, the report model, text/JSON output.
+ * Owns: the walk of a report's JSON (values parsed by jansson), the
+ * report model, text/JSON output.
  * Reuses src/symbolize.c (offline symbolizer), src/suppress.c (matcher),
  * src/rules.c, src/options.c (rc_complain) and src/util.c (rc_warn).
  *
- * Memory: a report stays in the buffer it was read into, its strings
- * decoded in place; the parse tree of its top level and its model
- * (findings, stacks, objects) come from its arena; each finding's parse
- * tree lives only while it is converted.  A report costs little more
- * than its size.  Reports that are regular files load in parallel.
+ * Memory: a report is read whole; jansson builds the tree of its top
+ * level, findings left out, and of one finding at a time, which is
+ * copied into the model (findings, stacks, objects, strings, all from its
+ * arena) and freed.  The file and the trees are freed once it is loaded.
+ * Reports that are regular files load in parallel.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -39,6 +40,8 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <jansson.h>
+
 #include "buildid.h"
 #include "fingerprint.h"
 #include "report.h"
@@ -50,7 +53,6 @@
 #include "dwfl.h"
 #endif
 
-#define RR_MAX_DEPTH 64			/* JSON nesting */
 #define RR_MAX_FILE (256u << 20)	/* bytes per report */
 
 static const char *prog = "rdmacheck-report";
@@ -202,109 +204,300 @@ static void arena_free(struct arena *a)
 	a->next = 0;
 }
 
-/* Empty it for reuse, keeping one chunk. */
-static void arena_reset(struct arena *a)
-{
-	struct chunk *keep = a->head;
-
-	if (!keep)
-		return;
-	a->head = keep->next;
-	arena_free(a);
-	keep->next = NULL;
-	keep->used = 0;
-	a->head = keep;
-	a->next = 2 * keep->size;
-}
-
 /* ---- JSON reader ------------------------------------------------------ */
 
-enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
-
-struct jv {
-	unsigned char t;	/* enum jtype */
-	bool b;
-	bool is_int;		/* J_NUM that is an integer fitting i */
-	union {
-		long long i;
-		size_t n;	/* J_STR: bytes; J_ARR, J_OBJ: entries */
-	};
-	union {
-		char *s;	/* J_STR: decoded, NUL-terminated */
-		struct jv *v;	/* J_ARR, J_OBJ: values (NULL when streamed) */
-	};
-	char **k;		/* J_OBJ: keys */
-};
-
-/* A container's entries while it is parsed, before they have a size. */
-struct jent {
-	char *k;
-	struct jv v;
-};
-
-static __thread struct jent *jstk;
-static __thread size_t jstk_cap;
+/*
+ * jansson parses every value.  Around it, the report's top-level object
+ * is walked here member by member, and its "findings" array element by
+ * element, so that only one finding's tree exists at a time: a tree of
+ * the whole of a 200 MB report would take several times its size.  Each
+ * value is one json_loadb() with JSON_DISABLE_EOF_CHECK, which says in
+ * error.position where the value ended.  A syntax error is reported as
+ * FILE:LINE:COLUMN, counted from the start of the file as jansson counts
+ * (lines from 1, columns in characters from 1).
+ */
 
 /*
- * The value of the top-level object's first stream_key, when an array,
- * is not kept: each element goes to stream_fn as soon as it is parsed,
- * in a tree allocated from stream_arena, which is reset for the next.
+ * jansson allocates each value, key and hash table of a finding's tree,
+ * and frees them all together: while a finding is parsed, converted and
+ * freed, its allocations come from a block of the thread's (the block
+ * full, from malloc()), emptied afterwards.  Loading takes a fifth less
+ * time.  Only a tree that nothing keeps may be allocated so.
  */
-struct jparser {
-	unsigned char *p, *end, *start;
-	const char *err;	/* first error; position is p */
-	unsigned depth;
-	unsigned line;		/* of p, for errors */
-	const unsigned char *nl; /* the last newline before p, or NULL */
-	struct arena *arena;	/* where containers' entries go */
-	size_t nstk;		/* entries of open containers in jstk */
-	const char *stream_key;
-	bool stream_seen;
-	struct arena *stream_arena;
-	void (*stream_fn)(void *arg, const struct jv *v, size_t idx);
-	void *stream_arg;
+#define JBUMP_SIZE (1u << 20)
+
+static __thread char *jbump, *jbump_cur, *jbump_end;
+static __thread bool jbump_on;
+
+static void *jbump_malloc(size_t n)
+{
+	size_t bytes = (n + 15) & ~(size_t)15;
+	void *p;
+
+	if (!jbump_on || bytes < n ||
+	    (size_t)(jbump_end - jbump_cur) < bytes)
+		return malloc(n);
+	p = jbump_cur;
+	jbump_cur += bytes;
+	return p;
+}
+
+static void jbump_free(void *p)
+{
+	if ((char *)p < jbump || (char *)p >= jbump_end)
+		free(p);
+}
+
+static void __attribute__((constructor)) jbump_init(void)
+{
+	json_set_alloc_funcs(jbump_malloc, jbump_free);
+}
+
+/* Its allocations from the block, or (on = false) from malloc() again. */
+static void jbump_use(bool on)
+{
+	if (on && !jbump) {
+		jbump = malloc(JBUMP_SIZE);
+		jbump_end = jbump ? jbump + JBUMP_SIZE : NULL;
+	}
+	jbump_cur = jbump;
+	jbump_on = on && jbump;
+}
+
+static void jbump_release(void)
+{
+	jbump_use(false);
+	free(jbump);
+	jbump = jbump_cur = jbump_end = NULL;
+}
+
+/* What is held while the document is read is freed when it is refused. */
+struct jdoc {
+	const char *path;
+	char *start, *p, *end;
+	json_t *root, *key;
+	bool bump;		/* the findings' trees from the block */
+	/* Each element of the top level's first "findings" array. */
+	void (*finding)(void *arg, json_t *v, size_t idx);
+	void *arg;
 };
 
-static bool jfail(struct jparser *jp, const char *msg)
+static void jd_ws(struct jdoc *jd)
 {
-	if (!jp->err)
-		jp->err = msg;
-	return false;
+	while (jd->p < jd->end && (*jd->p == ' ' || *jd->p == '\t' ||
+				   *jd->p == '\n' || *jd->p == '\r'))
+		jd->p++;
 }
 
-/* Raw newlines are whitespace (or inside an unterminated string). */
-static void jnewlines(struct jparser *jp, const unsigned char *p,
-		      const unsigned char *end)
+/*
+ * An error at line and column counted from p by jansson (line 1, column
+ * 1: the character at p; column 0: the one before it).  Where p is, is
+ * only counted now: lines from 1, columns in characters from 1, as
+ * jansson counts them.
+ */
+static void __attribute__((noreturn))
+jd_fail_at(struct jdoc *jd, int line, int col, const char *msg)
 {
-	while ((p = memchr(p, '\n', (size_t)(end - p)))) {
-		jp->line++;
-		jp->nl = p++;
-	}
-}
+	const unsigned char *q = (const unsigned char *)jd->start;
+	unsigned long pline = 1, pcol = 0;
 
-static inline void jskip_ws(struct jparser *jp)
-{
-	/* The shim writes ", " and ": ". */
-	if (jp->p < jp->end && *jp->p == ' ')
-		jp->p++;
-	for (; jp->p < jp->end && *jp->p <= ' '; jp->p++) {
-		if (*jp->p == '\n') {
-			jp->line++;
-			jp->nl = jp->p;
-		} else if (*jp->p != ' ' && *jp->p != '\t' && *jp->p != '\r') {
-			break;
+	for (; q < (const unsigned char *)jd->p; q++) {
+		if (*q == '\n') {
+			pline++;
+			pcol = 0;
+		} else if ((*q & 0xc0) != 0x80) {
+			pcol++;
 		}
 	}
+	if (line <= 0)
+		line = 1, col = 1;
+	if (line == 1)
+		pcol += (unsigned long)(col > 0 ? col : 0);
+	else
+		pline += (unsigned long)line - 1, pcol = (unsigned long)col;
+	if (!pcol)
+		pcol = 1;
+	jbump_use(false);
+	json_decref(jd->root);
+	json_decref(jd->key);
+	jd->root = jd->key = NULL;
+	die("%s:%lu:%lu: malformed JSON: %s", jd->path, pline, pcol, msg);
 }
 
-static bool jlit(struct jparser *jp, const char *lit)
+/* What was expected at p, in jansson's words. */
+static void __attribute__((noreturn))
+jd_fail(struct jdoc *jd, const char *expected)
 {
-	size_t l = strlen(lit);
+	char msg[64];
 
-	if ((size_t)(jp->end - jp->p) < l || memcmp(jp->p, lit, l))
-		return jfail(jp, "invalid literal");
-	jp->p += l;
-	return true;
+	snprintf(msg, sizeof(msg), "%s expected%s", expected,
+		 jd->p < jd->end ? "" : " near end of file");
+	/* At the end, jansson names the last character. */
+	jd_fail_at(jd, 1, jd->p < jd->end ? 1 : 0, msg);
+}
+
+/* The value at p; p moves past it.  A string may hold "\u0000", which
+ * ends it as a C string, as it always has. */
+static json_t *jd_value(struct jdoc *jd)
+{
+	json_error_t e;
+	json_t *v = json_loadb(jd->p, (size_t)(jd->end - jd->p),
+			       JSON_DECODE_ANY | JSON_DISABLE_EOF_CHECK |
+			       JSON_ALLOW_NUL, &e);
+
+	if (!v)
+		jd_fail_at(jd, e.line, e.column, e.text);
+	jd->p += e.position;
+	return v;
+}
+
+/* Past the ',' between values, or false at the closing character. */
+static bool jd_next(struct jdoc *jd, char close, const char *expected)
+{
+	jd_ws(jd);
+	if (jd->p < jd->end && *jd->p == ',') {
+		jd->p++;
+		jd_ws(jd);
+		return true;
+	}
+	if (jd->p < jd->end && *jd->p == close) {
+		jd->p++;
+		return false;
+	}
+	jd_fail(jd, expected);
+}
+
+/*
+ * The shim writes each byte of invalid UTF-8 as \u0080..\u00ff, which
+ * jansson would decode to characters.  They become \uf780..\uf7ff first,
+ * private-use characters escaped in as many bytes (positions do not
+ * move), which jd_str() turns back into the bytes.
+ */
+static void escape_bytes(char *p, char *end)
+{
+	char *q;
+
+	while ((q = memchr(p, '\\', (size_t)(end - p)))) {
+		if (end - q >= 6 && q[1] == 'u' && q[2] == '0' &&
+		    q[3] == '0' && q[4] && strchr("89abcdefABCDEF", q[4])) {
+			q[2] = 'f';
+			q[3] = '7';
+		}
+		/* Past the escaped character: "\\u00ff" is no escape. */
+		p = end - q > 2 ? q + 2 : end;
+	}
+}
+
+/* A string of the report into d[0..length], its bytes restored. */
+static void jd_decode(const json_t *v, char *d)
+{
+	const char *s = json_string_value(v), *q, *end;
+	size_t len = json_string_length(v);
+	char *r = d;
+
+	for (end = s + len; (q = memchr(s, 0xef, (size_t)(end - s)));) {
+		memcpy(r, s, (size_t)(q - s));
+		r += q - s;
+		/* U+F780..U+F7FF is EF 9E 80..EF 9F BF. */
+		if (end - q >= 3 && ((unsigned char)q[1] & 0xfe) == 0x9e) {
+			*r++ = (char)(0x80 | (q[1] & 1) << 6 | (q[2] & 0x3f));
+			s = q + 3;
+		} else {
+			*r++ = *q;
+			s = q + 1;
+		}
+	}
+	memcpy(r, s, (size_t)(end - s));
+	r[end - s] = '\0';
+}
+
+/* A string of the report, copied into the model. */
+static char *jd_str(struct arena *a, const json_t *v)
+{
+	char *d = aalloc(a, json_string_length(v) + 1, 1);
+
+	jd_decode(v, d);
+	return d;
+}
+
+/*
+ * The document in buf[0..len), which must be an object.  Its members but
+ * the streamed findings go into jd->root (the first of equal keys wins,
+ * as it always has); the findings array is there, left empty.
+ */
+static void jd_load(struct jdoc *jd, char *buf, size_t len)
+{
+	bool streamed = false;
+	const char *key;
+	json_t *v;
+	size_t n;
+
+	jd->start = jd->p = buf;
+	jd->end = buf + len;
+	jbump_use(false);	/* after a report refused */
+	escape_bytes(jd->p, jd->end);
+	jd_ws(jd);
+	if (jd->p == jd->end)
+		jd_fail(jd, "'{'");
+	if (*jd->p != '{') {
+		/* jansson says what is wrong, or it is not an object. */
+		json_decref(jd_value(jd));
+		jd_ws(jd);
+		if (jd->p != jd->end)
+			jd_fail(jd, "end of file");
+		die("%s: not a JSON object", jd->path);
+	}
+	jd->root = json_object();
+	if (!jd->root)
+		die("out of memory");
+	jd->p++;
+	jd_ws(jd);
+	if (jd->p < jd->end && *jd->p == '}')
+		jd->p++;
+	else
+		do {
+			if (jd->p == jd->end || *jd->p != '"')
+				jd_fail(jd, "string or '}'");
+			jd->key = jd_value(jd);
+			key = json_string_value(jd->key);
+			jd_ws(jd);
+			if (jd->p == jd->end || *jd->p != ':')
+				jd_fail(jd, "':'");
+			jd->p++;
+			jd_ws(jd);
+			if (!streamed && jd->p < jd->end && *jd->p == '[' &&
+			    !strcmp(key, "findings")) {
+				streamed = true;
+				v = json_array();
+				if (!v || json_object_set_new(jd->root, key, v))
+					die("out of memory");
+				jd->p++;
+				jd_ws(jd);
+				n = 0;
+				if (jd->p < jd->end && *jd->p == ']')
+					jd->p++;
+				else
+					do {
+						jbump_use(jd->bump);
+						v = jd_value(jd);
+						jd->finding(jd->arg, v, n++);
+						json_decref(v);
+						jbump_use(false);
+					} while (jd_next(jd, ']',
+							 "',' or ']'"));
+			} else {
+				v = jd_value(jd);
+				if (json_object_get(jd->root, key))
+					json_decref(v);
+				else if (json_object_set_new(jd->root, key, v))
+					die("out of memory");
+			}
+			json_decref(jd->key);
+			jd->key = NULL;
+		} while (jd_next(jd, '}', "',' or '}'"));
+	jd_ws(jd);
+	if (jd->p != jd->end)
+		jd_fail(jd, "end of file");
 }
 
 static int hexval(unsigned char c)
@@ -316,24 +509,6 @@ static int hexval(unsigned char c)
 	if (c >= 'A' && c <= 'F')
 		return c - 'A' + 10;
 	return -1;
-}
-
-static bool jhex4(struct jparser *jp, unsigned *out)
-{
-	unsigned v = 0;
-	int i, h;
-
-	if (jp->end - jp->p < 4)
-		return jfail(jp, "truncated \\u escape");
-	for (i = 0; i < 4; i++) {
-		h = hexval(jp->p[i]);
-		if (h < 0)
-			return jfail(jp, "bad hex digit in \\u escape");
-		v = v << 4 | (unsigned)h;
-	}
-	jp->p += 4;
-	*out = v;
-	return true;
 }
 
 /* Length of the valid UTF-8 sequence at p (1..4), or 0. */
@@ -365,30 +540,6 @@ static size_t utf8_len(const unsigned char *p, const unsigned char *end)
 	return n;
 }
 
-static size_t put_utf8(char *d, unsigned cp)
-{
-	if (cp < 0x80) {
-		d[0] = (char)cp;
-		return 1;
-	}
-	if (cp < 0x800) {
-		d[0] = (char)(0xc0 | cp >> 6);
-		d[1] = (char)(0x80 | (cp & 0x3f));
-		return 2;
-	}
-	if (cp < 0x10000) {
-		d[0] = (char)(0xe0 | cp >> 12);
-		d[1] = (char)(0x80 | ((cp >> 6) & 0x3f));
-		d[2] = (char)(0x80 | (cp & 0x3f));
-		return 3;
-	}
-	d[0] = (char)(0xf0 | cp >> 18);
-	d[1] = (char)(0x80 | ((cp >> 12) & 0x3f));
-	d[2] = (char)(0x80 | ((cp >> 6) & 0x3f));
-	d[3] = (char)(0x80 | (cp & 0x3f));
-	return 4;
-}
-
 /* Bytes a string holds as they are: ASCII but controls, '"' and '\\'. */
 static const bool plain_tab[256] = {
 	[0x20 ... '"' - 1] = true, ['"' + 1 ... '\\' - 1] = true,
@@ -398,365 +549,6 @@ static const bool plain_tab[256] = {
 static bool plain(unsigned char c)
 {
 	return plain_tab[c];
-}
-
-/*
- * A string at jp->p (after the opening quote), decoded in place: the
- * decoded form is never longer than the source, and its NUL may take the
- * closing quote's place.  \u0080..\u00ff decode to the raw byte: that is
- * how the shim writes bytes of invalid UTF-8.
- */
-
-static bool jstring(struct jparser *jp, char **out, size_t *outlen)
-{
-	static const char lone[] = "lone surrogate in \\u escape";
-	const unsigned char *q, *bs;
-	unsigned char *r = jp->p;
-	char *d, *s;
-	unsigned cp, lo;
-	size_t l;
-
-	/* Most strings are plain ASCII: nothing to decode. */
-	while (r < jp->end && plain(*r))
-		r++;
-	if (r < jp->end && *r == '"') {
-		*r = '\0';
-		*out = (char *)jp->p;
-		*outlen = (size_t)(r - jp->p);
-		jp->p = r + 1;
-		return true;
-	}
-	q = memchr(jp->p, '"', (size_t)(jp->end - jp->p));
-	/* The closing quote: the first one, unless a backslash comes first. */
-	if (q && (bs = memchr(jp->p, '\\', (size_t)(q - jp->p))))
-		for (q = bs; q < jp->end && *q != '"'; q++)
-			if (*q == '\\' && q + 1 < jp->end)
-				q++;
-	if (!q || q >= jp->end) {
-		jnewlines(jp, jp->p, jp->end);
-		jp->p = jp->end;
-		return jfail(jp, "unexpected end of input in a string");
-	}
-	s = d = (char *)jp->p;
-	while (*jp->p != '"') {
-		unsigned char c;
-
-		/* A run of plain ASCII; the closing quote ends it. */
-		for (r = jp->p; plain(*r); r++)
-			;
-		if (d != (char *)jp->p)
-			memmove(d, jp->p, (size_t)(r - jp->p));
-		d += r - jp->p;
-		jp->p = r;
-		c = *r;
-		if (c == '"')
-			break;
-		if (c < 0x20)
-			return jfail(jp, "control character in string");
-		if (c >= 0x80) {
-			l = utf8_len(jp->p, jp->end);
-			if (!l)
-				return jfail(jp, "invalid UTF-8 in string");
-			memmove(d, jp->p, l);
-			d += l;
-			jp->p += l;
-			continue;
-		}
-		/* A backslash. */
-		jp->p++;
-		c = *jp->p++;
-		switch (c) {
-		case '"': case '\\': case '/':
-			*d++ = (char)c;
-			break;
-		case 'b': *d++ = '\b'; break;
-		case 'f': *d++ = '\f'; break;
-		case 'n': *d++ = '\n'; break;
-		case 'r': *d++ = '\r'; break;
-		case 't': *d++ = '\t'; break;
-		case 'u':
-			if (!jhex4(jp, &cp))
-				return false;
-			if (cp >= 0xd800 && cp <= 0xdbff) {
-				if (jp->end - jp->p < 2 || jp->p[0] != '\\' ||
-				    jp->p[1] != 'u')
-					return jfail(jp, lone);
-				jp->p += 2;
-				if (!jhex4(jp, &lo))
-					return false;
-				if (lo < 0xdc00 || lo > 0xdfff)
-					return jfail(jp, "bad surrogate pair");
-				cp = 0x10000 + ((cp - 0xd800) << 10) +
-				     (lo - 0xdc00);
-			} else if (cp >= 0xdc00 && cp <= 0xdfff) {
-				return jfail(jp, lone);
-			}
-			if (cp >= 0x80 && cp <= 0xff)
-				*d++ = (char)cp;
-			else
-				d += put_utf8(d, cp);
-			break;
-		default:
-			jp->p--;
-			return jfail(jp, "bad escape in string");
-		}
-	}
-	jp->p++;
-	*d = '\0';
-	*out = s;
-	*outlen = (size_t)(d - s);
-	return true;
-}
-
-static bool jnumber(struct jparser *jp, struct jv *v)
-{
-	const unsigned char *s = jp->p;
-	bool frac = false;
-	char buf[32];
-	char *e;
-
-	if (jp->p < jp->end && *jp->p == '-')
-		jp->p++;
-	if (jp->p >= jp->end || *jp->p < '0' || *jp->p > '9')
-		return jfail(jp, "bad number");
-	if (*jp->p == '0')
-		jp->p++;
-	else
-		while (jp->p < jp->end && *jp->p >= '0' && *jp->p <= '9')
-			jp->p++;
-	if (jp->p < jp->end && *jp->p == '.') {
-		frac = true;
-		jp->p++;
-		if (jp->p >= jp->end || *jp->p < '0' || *jp->p > '9')
-			return jfail(jp, "bad number");
-		while (jp->p < jp->end && *jp->p >= '0' && *jp->p <= '9')
-			jp->p++;
-	}
-	if (jp->p < jp->end && (*jp->p == 'e' || *jp->p == 'E')) {
-		frac = true;
-		jp->p++;
-		if (jp->p < jp->end && (*jp->p == '+' || *jp->p == '-'))
-			jp->p++;
-		if (jp->p >= jp->end || *jp->p < '0' || *jp->p > '9')
-			return jfail(jp, "bad number");
-		while (jp->p < jp->end && *jp->p >= '0' && *jp->p <= '9')
-			jp->p++;
-	}
-	v->t = J_NUM;
-	if (frac || (size_t)(jp->p - s) >= sizeof(buf))
-		return true;
-	/* Up to 18 digits cannot overflow: no need for strtoll. */
-	if (jp->p - s <= 18) {
-		const unsigned char *q = s + (*s == '-');
-
-		for (v->i = 0; q < jp->p; q++)
-			v->i = v->i * 10 + (*q - '0');
-		if (*s == '-')
-			v->i = -v->i;
-		v->is_int = true;
-		return true;
-	}
-	memcpy(buf, s, (size_t)(jp->p - s));
-	buf[jp->p - s] = '\0';
-	errno = 0;
-	v->i = strtoll(buf, &e, 10);
-	v->is_int = !errno && !*e;
-	return true;
-}
-
-static bool jvalue(struct jparser *jp, struct jv *v);
-
-static void jpush(struct jparser *jp, char *key, const struct jv *v)
-{
-	if (jp->nstk == jstk_cap) {
-		jstk_cap = jstk_cap ? 2 * jstk_cap : 256;
-		jstk = xrealloc(jstk, jstk_cap, sizeof(*jstk));
-	}
-	jstk[jp->nstk].k = key;
-	jstk[jp->nstk++].v = *v;
-}
-
-/* The entries pushed since base become v's, in an array of their size. */
-static void jpop(struct jparser *jp, struct jv *v, size_t base, bool obj)
-{
-	size_t i;
-
-	v->n = jp->nstk - base;
-	if (!v->n)
-		return;
-	v->v = aalloc(jp->arena, v->n, sizeof(*v->v));
-	if (obj)
-		v->k = aalloc(jp->arena, v->n, sizeof(*v->k));
-	for (i = 0; i < v->n; i++) {
-		v->v[i] = jstk[base + i].v;
-		if (obj)
-			v->k[i] = jstk[base + i].k;
-	}
-	jp->nstk = base;
-}
-
-/*
- * Arrays and objects.  A streamed array keeps no entries, only their
- * count: each goes to jp->stream_fn.
- */
-static bool jcontainer(struct jparser *jp, struct jv *v, bool obj,
-		       bool stream)
-{
-	char close = obj ? '}' : ']';
-	struct arena *arena = jp->arena;
-	size_t base = jp->nstk, kl;
-	struct jv e;
-	char *key;
-
-	if (++jp->depth > RR_MAX_DEPTH)
-		return jfail(jp, "nesting too deep");
-	v->t = obj ? J_OBJ : J_ARR;
-	jp->p++;
-	jskip_ws(jp);
-	if (jp->p < jp->end && *jp->p == close) {
-		jp->p++;
-		jp->depth--;
-		return true;
-	}
-	for (;;) {
-		bool sub = false;
-
-		memset(&e, 0, sizeof(e));
-		key = NULL;
-		jskip_ws(jp);
-		if (obj) {
-			if (jp->p >= jp->end || *jp->p != '"')
-				return jfail(jp, jp->p >= jp->end ?
-					     "unexpected end of input" :
-					     "expected a string key");
-			jp->p++;
-			if (!jstring(jp, &key, &kl))
-				return false;
-			jskip_ws(jp);
-			if (jp->p >= jp->end || *jp->p != ':')
-				return jfail(jp, jp->p >= jp->end ?
-					     "unexpected end of input" :
-					     "expected ':'");
-			jp->p++;
-			jskip_ws(jp);
-			if (jp->depth == 1 && jp->stream_key &&
-			    !jp->stream_seen && !strcmp(key, jp->stream_key)) {
-				jp->stream_seen = true;
-				sub = jp->p < jp->end && *jp->p == '[';
-			}
-		}
-		if (sub) {
-			if (!jcontainer(jp, &e, false, true))
-				return false;
-		} else {
-			if (stream) {
-				arena_reset(jp->stream_arena);
-				jp->arena = jp->stream_arena;
-			}
-			if (!jvalue(jp, &e))
-				return false;
-		}
-		if (stream) {
-			jp->arena = arena;
-			jp->stream_fn(jp->stream_arg, &e, v->n++);
-		} else {
-			jpush(jp, key, &e);
-		}
-		jskip_ws(jp);
-		if (jp->p >= jp->end)
-			return jfail(jp, "unexpected end of input");
-		if (*jp->p == ',') {
-			jp->p++;
-			continue;
-		}
-		if (*jp->p == close) {
-			jp->p++;
-			jp->depth--;
-			if (!stream)
-				jpop(jp, v, base, obj);
-			return true;
-		}
-		return jfail(jp, obj ? "expected ',' or '}'" :
-			     "expected ',' or ']'");
-	}
-}
-
-/* A value at jp->p, after whitespace. */
-static bool jvalue(struct jparser *jp, struct jv *v)
-{
-	if (jp->p >= jp->end)
-		return jfail(jp, "unexpected end of input");
-	switch (*jp->p) {
-	case '{':
-		return jcontainer(jp, v, true, false);
-	case '[':
-		return jcontainer(jp, v, false, false);
-	case '"':
-		jp->p++;
-		v->t = J_STR;
-		return jstring(jp, &v->s, &v->n);
-	case 't':
-		v->t = J_BOOL;
-		v->b = true;
-		return jlit(jp, "true");
-	case 'f':
-		v->t = J_BOOL;
-		return jlit(jp, "false");
-	case 'n':
-		v->t = J_NULL;
-		return jlit(jp, "null");
-	default:
-		if (*jp->p == '-' || (*jp->p >= '0' && *jp->p <= '9'))
-			return jnumber(jp, v);
-		return jfail(jp, "unexpected character");
-	}
-}
-
-/*
- * Parse buf[0..len) (decoding strings in place) into *v, a tree from
- * jp's arena; set up streaming in jp first if wanted.  On error, a
- * message with the position: the column counts bytes from the line's
- * start, from 1 on the first line and from 0 after a newline.
- */
-static bool json_parse(struct jparser *jp, char *buf, size_t len,
-		       struct jv *v, char *err, size_t errlen)
-{
-	jp->p = jp->start = (unsigned char *)buf;
-	jp->end = jp->p + len;
-	jp->line = 1;
-	memset(v, 0, sizeof(*v));
-	jskip_ws(jp);
-	if (jvalue(jp, v)) {
-		jskip_ws(jp);
-		if (jp->p == jp->end)
-			return true;
-		jfail(jp, "trailing data after the document");
-	}
-	snprintf(err, errlen, "line %u, column %zu (byte %zu): %s", jp->line,
-		 jp->nl ? (size_t)(jp->p - jp->nl) :
-			  (size_t)(jp->p - jp->start) + 1,
-		 (size_t)(jp->p - jp->start), jp->err);
-	return false;
-}
-
-/* Keys are short: no call to strcmp(). */
-static bool key_is(const char *a, const char *b)
-{
-	while (*a && *a == *b)
-		a++, b++;
-	return *a == *b;
-}
-
-static const struct jv *jget(const struct jv *o, const char *key)
-{
-	size_t i;
-
-	if (!o || o->t != J_OBJ)
-		return NULL;
-	for (i = 0; i < o->n; i++)
-		if (key_is(o->k[i], key))
-			return &o->v[i];
-	return NULL;
 }
 
 /* ---- Writers ------------------------------------------------------------ */
@@ -884,9 +676,11 @@ struct summary {
 
 struct proc {
 	const char *path;
-	char *buf;		/* the file; its strings decoded in place */
-	struct arena arena;	/* everything else it holds */
-	struct jv *root;	/* its top level, findings left out */
+	/* While it loads: the file, and its top level without findings. */
+	char *buf;
+	json_t *root;
+	struct strtab *names;
+	struct arena arena;	/* everything it holds */
 	long long pid;
 	const char *exe;
 	const char **argv;
@@ -914,9 +708,28 @@ static size_t nprocs, cap_procs;
  */
 #define CTX_DEPTH 8		/* findings[].objects[].created.stack[] */
 
+/*
+ * The strings of frames and objects' kinds repeat: a report's model keeps
+ * each once.  The table lives while the report loads.
+ */
+struct strtab {
+	const char **tab;	/* open addressing, at most half full */
+	size_t cap, n;
+	char *tmp;		/* a string decoded, before it is looked up */
+	size_t tmp_cap;
+};
+
+static void strtab_free(struct strtab *t)
+{
+	free(t->tab);
+	free(t->tmp);
+	memset(t, 0, sizeof(*t));
+}
+
 struct ctx {
 	const char *path;
 	struct arena *arena;	/* where the model goes */
+	struct strtab *names;	/* the strings it has */
 	unsigned depth;
 	const char *key[CTX_DEPTH];
 	long idx[CTX_DEPTH];	/* -1: a key alone */
@@ -962,16 +775,40 @@ bad_field(const struct ctx *c, const char *key, const char *what)
 	    what);
 }
 
-static const struct jv *field(const struct ctx *c, const struct jv *o,
-			      const char *key, enum jtype t, bool required,
-			      bool nullable)
+/* The kinds of value a field may be: jansson's, booleans and numbers
+ * taken together. */
+enum jtype { J_NULL, J_BOOL, J_NUM, J_STR, J_ARR, J_OBJ };
+
+static enum jtype jtype_of(const json_t *v)
+{
+	switch (json_typeof(v)) {
+	case JSON_OBJECT:
+		return J_OBJ;
+	case JSON_ARRAY:
+		return J_ARR;
+	case JSON_STRING:
+		return J_STR;
+	case JSON_INTEGER:
+	case JSON_REAL:
+		return J_NUM;
+	case JSON_TRUE:
+	case JSON_FALSE:
+		return J_BOOL;
+	default:
+		return J_NULL;
+	}
+}
+
+static const json_t *field(const struct ctx *c, const json_t *o,
+			   const char *key, enum jtype t, bool required,
+			   bool nullable)
 {
 	static const char *const tname[] = {
 		[J_NULL] = "null", [J_BOOL] = "a boolean",
 		[J_NUM] = "a number", [J_STR] = "a string",
 		[J_ARR] = "an array", [J_OBJ] = "an object",
 	};
-	const struct jv *v = jget(o, key);
+	const json_t *v = json_object_get(o, key);
 	char msg[64];
 
 	if (!v) {
@@ -979,53 +816,97 @@ static const struct jv *field(const struct ctx *c, const struct jv *o,
 			bad_field(c, key, "missing");
 		return NULL;
 	}
-	if (v->t == J_NULL && nullable)
+	if (json_is_null(v) && nullable)
 		return NULL;
-	if (v->t != t) {
+	if (jtype_of(v) != t) {
 		snprintf(msg, sizeof(msg), "expected %s%s, got %s", tname[t],
-			 nullable ? " or null" : "", tname[v->t]);
+			 nullable ? " or null" : "", tname[jtype_of(v)]);
 		bad_field(c, key, msg);
 	}
 	return v;
 }
 
-static const char *get_str(const struct ctx *c, const struct jv *o,
+/* Copied into the model (c->arena). */
+static const char *get_str(const struct ctx *c, const json_t *o,
 			   const char *key, bool required, bool nullable)
 {
-	const struct jv *v = field(c, o, key, J_STR, required, nullable);
+	const json_t *v = field(c, o, key, J_STR, required, nullable);
 
-	return v ? v->s : NULL;
+	return v ? jd_str(c->arena, v) : NULL;
 }
 
-static long long get_int(const struct ctx *c, const struct jv *o,
+static uint64_t hash_text(const char *s);
+
+/* A string that repeats: copied into the model once. */
+static const char *get_name(const struct ctx *c, const json_t *o,
+			    const char *key)
+{
+	const json_t *v = field(c, o, key, J_STR, false, true);
+	struct strtab *t = c->names;
+	size_t len, h, i;
+
+	if (!v)
+		return NULL;
+	len = json_string_length(v);
+	if (len >= t->tmp_cap) {
+		t->tmp_cap = len + 64;
+		t->tmp = xrealloc(t->tmp, t->tmp_cap, 1);
+	}
+	jd_decode(v, t->tmp);
+	if (2 * (t->n + 1) > t->cap) {
+		const char **old = t->tab;
+		size_t oldcap = t->cap;
+
+		t->cap = t->cap ? 2 * t->cap : 1024;
+		t->tab = xcalloc(t->cap, sizeof(*t->tab));
+		for (i = 0; i < oldcap; i++) {
+			if (!old[i])
+				continue;
+			for (h = hash_text(old[i]) & (t->cap - 1); t->tab[h];
+			     h = (h + 1) & (t->cap - 1))
+				;
+			t->tab[h] = old[i];
+		}
+		free(old);
+	}
+	for (h = hash_text(t->tmp) & (t->cap - 1); t->tab[h];
+	     h = (h + 1) & (t->cap - 1))
+		if (!strcmp(t->tab[h], t->tmp))
+			return t->tab[h];
+	t->n++;
+	return t->tab[h] = astrdup(c->arena, t->tmp);
+}
+
+static long long get_int(const struct ctx *c, const json_t *o,
 			 const char *key, bool required, bool nullable,
 			 long long min, long long max)
 {
-	const struct jv *v = field(c, o, key, J_NUM, required, nullable);
+	const json_t *v = field(c, o, key, J_NUM, required, nullable);
+	json_int_t i;
 
 	if (!v)
 		return 0;
-	if (!v->is_int)
+	if (!json_is_integer(v))
 		bad_field(c, key, "expected an integer");
-	if (v->i < min || v->i > max)
+	i = json_integer_value(v);
+	if (i < min || i > max)
 		bad_field(c, key, "integer out of range");
-	return v->i;
+	return i;
 }
 
-static bool get_bool(const struct ctx *c, const struct jv *o,
+static bool get_bool(const struct ctx *c, const json_t *o,
 		     const char *key, bool required)
 {
-	const struct jv *v = field(c, o, key, J_BOOL, required, false);
-
-	return v && v->b;
+	return json_is_true(field(c, o, key, J_BOOL, required, false));
 }
 
 /* "0x..." as the shim writes pc, offset and handle. */
-static uintptr_t get_hex(const struct ctx *c, const struct jv *o,
+static uintptr_t get_hex(const struct ctx *c, const json_t *o,
 			 const char *key, bool required, bool *present)
 {
-	const char *s = get_str(c, o, key, required, true);
-	uintptr_t v = 0;
+	const json_t *v = field(c, o, key, J_STR, required, true);
+	const char *s = v ? json_string_value(v) : NULL;
+	uintptr_t x = 0;
 	size_t i;
 
 	if (present)
@@ -1033,16 +914,16 @@ static uintptr_t get_hex(const struct ctx *c, const struct jv *o,
 	if (!s)
 		return 0;
 	if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || !s[2] ||
-	    strlen(s + 2) > sizeof(v) * 2)
+	    strlen(s + 2) > sizeof(x) * 2)
 		bad_field(c, key, "expected a \"0x...\" hex string");
 	for (i = 2; s[i]; i++) {
 		int h = hexval((unsigned char)s[i]);
 
 		if (h < 0)
 			bad_field(c, key, "expected a \"0x...\" hex string");
-		v = v << 4 | (unsigned)h;
+		x = x << 4 | (unsigned)h;
 	}
-	return v;
+	return x;
 }
 
 static void ctx_push(struct ctx *c, size_t *mark, const char *key, long idx)
@@ -1059,34 +940,34 @@ static void ctx_pop(struct ctx *c, size_t mark)
 	c->depth = mark;
 }
 
-static void load_stack(struct ctx *c, const struct jv *o, const char *key,
+static void load_stack(struct ctx *c, const json_t *o, const char *key,
 		       struct stack *st)
 {
-	const struct jv *a = field(c, o, key, J_ARR, false, true);
+	const json_t *a = field(c, o, key, J_ARR, false, true);
 	size_t i, mark;
 
 	st->n = 0;
 	st->f = NULL;
 	if (!a)
 		return;
-	st->f = aalloc(c->arena, a->n, sizeof(*st->f));
-	for (i = 0; i < a->n; i++) {
-		const struct jv *fo = &a->v[i];
+	st->f = aalloc(c->arena, json_array_size(a), sizeof(*st->f));
+	for (i = 0; i < json_array_size(a); i++) {
+		const json_t *fo = json_array_get(a, i);
 		struct frame *fr = &st->f[i];
 
 		ctx_push(c, &mark, key, (long)i);
-		if (fo->t != J_OBJ)
+		if (!json_is_object(fo))
 			bad_field(c, "", "expected an object");
 		fr->pc = get_hex(c, fo, "pc", true, NULL);
-		fr->module = get_str(c, fo, "module", false, true);
+		fr->module = get_name(c, fo, "module");
 		fr->offset = get_hex(c, fo, "offset", false, &fr->has_offset);
-		fr->function = get_str(c, fo, "function", false, true);
-		fr->file = get_str(c, fo, "file", false, true);
+		fr->function = get_name(c, fo, "function");
+		fr->file = get_name(c, fo, "file");
 		fr->line = (unsigned)get_int(c, fo, "line", false, true, 0,
 					     UINT_MAX);
 		ctx_pop(c, mark);
 	}
-	st->n = a->n;
+	st->n = json_array_size(a);
 }
 
 static enum rc_severity parse_sev(const struct ctx *c, const char *s)
@@ -1111,16 +992,17 @@ static int rule_index(const char *id)
 }
 
 /* f: the finding, whose stack is loaded; "stack_ref": "finding" names it. */
-static void load_object(struct ctx *c, const struct jv *o, struct object *ob,
+static void load_object(struct ctx *c, const json_t *o, struct object *ob,
 			const struct finding *f)
 {
 	const char *ref;
-	const struct jv *cr, *de;
+	const json_t *cr, *de;
 	size_t mark;
 
-	if (o->t != J_OBJ)
+	if (!json_is_object(o))
 		bad_field(c, "", "expected an object");
-	ob->kind = get_str(c, o, "kind", true, false);
+	field(c, o, "kind", J_STR, true, false);
+	ob->kind = get_name(c, o, "kind");
 	ob->handle = get_str(c, o, "handle", true, false);
 	get_hex(c, o, "handle", true, NULL);
 	ob->note = get_str(c, o, "note", false, true);
@@ -1151,12 +1033,12 @@ static void load_object(struct ctx *c, const struct jv *o, struct object *ob,
 	}
 }
 
-static void load_finding(struct ctx *c, const struct jv *o, struct finding *f)
+static void load_finding(struct ctx *c, const json_t *o, struct finding *f)
 {
-	const struct jv *a;
+	const json_t *a;
 	size_t i, mark;
 
-	if (o->t != J_OBJ)
+	if (!json_is_object(o))
 		bad_field(c, "", "expected an object");
 	f->rule = get_str(c, o, "rule", true, false);
 	if (!*f->rule)
@@ -1180,19 +1062,19 @@ static void load_finding(struct ctx *c, const struct jv *o, struct finding *f)
 	load_stack(c, o, "stack", &f->stack);
 	a = field(c, o, "objects", J_ARR, false, true);
 	if (a) {
-		f->objs = aalloc(c->arena, a->n, sizeof(*f->objs));
-		for (i = 0; i < a->n; i++) {
+		f->nobjs = json_array_size(a);
+		f->objs = aalloc(c->arena, f->nobjs, sizeof(*f->objs));
+		for (i = 0; i < f->nobjs; i++) {
 			ctx_push(c, &mark, "objects", (long)i);
-			load_object(c, &a->v[i], &f->objs[i], f);
+			load_object(c, json_array_get(a, i), &f->objs[i], f);
 			ctx_pop(c, mark);
 		}
-		f->nobjs = a->n;
 	}
 }
 
-static void load_summary(struct ctx *c, const struct jv *o, struct summary *s)
+static void load_summary(struct ctx *c, const json_t *o, struct summary *s)
 {
-	const struct jv *so = field(c, o, "summary", J_OBJ, true, false);
+	const json_t *so = field(c, o, "summary", J_OBJ, true, false);
 	size_t mark;
 
 	ctx_push(c, &mark, "summary", -1);
@@ -1283,13 +1165,12 @@ struct loading {
 	char msg[sizeof(field_msg)];
 };
 
-static __thread struct arena scratch;
-
-static void stream_finding(void *arg, const struct jv *o, size_t i)
+static void stream_finding(void *arg, json_t *o, size_t i)
 {
 	struct loading *l = arg;
 	struct proc *p = l->p;
-	struct ctx c = { .path = p->path, .arena = &p->arena };
+	struct ctx c = { .path = p->path, .arena = &p->arena,
+			 .names = p->names };
 	size_t mark;
 	jmp_buf jb;
 
@@ -1313,55 +1194,52 @@ static void stream_finding(void *arg, const struct jv *o, size_t i)
 	p->nf++;
 }
 
-/* The report in buf[0..len), which it keeps, as process *p. */
+/* The report in buf[0..len), a buffer from malloc(), as process *p. */
 static void load_into(struct proc *p, const char *path, char *buf,
 		      size_t len)
 {
 	struct ctx c = { .path = path };
 	struct loading l = { 0 };
-	const struct jv *argv, *mods;
-	struct jparser jp = {
-		.stream_key = "findings",
-		.stream_arena = &scratch,
-		.stream_fn = stream_finding,
-		.stream_arg = &l,
+	struct jdoc jd = {
+		.path = path,
+		.finding = stream_finding,
+		.arg = &l,
+		.bump = true,
 	};
-	struct jv *root;
-	char err[256];
+	const json_t *argv, *mods, *root;
 	const char *tool;
 	size_t i, mark;
-	bool ok;
 
 	memset(p, 0, sizeof(*p));
 	p->path = path;
 	p->buf = buf;
 	l.p = p;
-	c.arena = jp.arena = &p->arena;
-	root = aalloc(&p->arena, 1, sizeof(*root));
-	ok = json_parse(&jp, buf, len, root, err, sizeof(err));
-	arena_reset(&scratch);
-	if (!ok)
-		die("%s: malformed JSON at %s", path, err);
-	if (root->t != J_OBJ)
-		die("%s: not a JSON object", path);
+	c.arena = &p->arena;
+	c.names = p->names = xcalloc(1, sizeof(*p->names));
+	jd_load(&jd, buf, len);
+	/* The model holds copies: the file and its tree can go. */
+	free(p->buf);
+	p->buf = NULL;
+	root = p->root = jd.root;
 	tool = get_str(&c, root, "tool", true, false);
 	if (strcmp(tool, "rdmacheck"))
 		bad_field(&c, "tool", "not an rdmacheck report");
 
-	p->root = root;
 	p->pid = get_int(&c, root, "pid", true, false, 0, INT_MAX);
 	p->exe = get_str(&c, root, "exe", false, true);
 	argv = field(&c, root, "argv", J_ARR, false, true);
 	if (argv) {
-		p->argv = aalloc(&p->arena, argv->n, sizeof(*p->argv));
-		for (i = 0; i < argv->n; i++) {
+		p->argc = json_array_size(argv);
+		p->argv = aalloc(&p->arena, p->argc, sizeof(*p->argv));
+		for (i = 0; i < p->argc; i++) {
+			const json_t *s = json_array_get(argv, i);
+
 			ctx_push(&c, &mark, "argv", (long)i);
-			if (argv->v[i].t != J_STR)
+			if (!json_is_string(s))
 				bad_field(&c, "", "expected a string");
-			p->argv[i] = argv->v[i].s;
+			p->argv[i] = jd_str(&p->arena, s);
 			ctx_pop(&c, mark);
 		}
-		p->argc = argv->n;
 	}
 	p->status = get_str(&c, root, "status", true, false);
 	if (strcmp(p->status, "exited") && strcmp(p->status, "crashed") &&
@@ -1377,19 +1255,19 @@ static void load_into(struct proc *p, const char *path, char *buf,
 	p->end_time = get_str(&c, root, "end_time", false, true);
 	mods = field(&c, root, "modules", J_ARR, false, true);
 	if (mods) {
-		p->mods = aalloc(&p->arena, mods->n, sizeof(*p->mods));
-		for (i = 0; i < mods->n; i++) {
-			const struct jv *m = &mods->v[i];
+		p->nmods = json_array_size(mods);
+		p->mods = aalloc(&p->arena, p->nmods, sizeof(*p->mods));
+		for (i = 0; i < p->nmods; i++) {
+			const json_t *m = json_array_get(mods, i);
 
 			ctx_push(&c, &mark, "modules", (long)i);
-			if (m->t != J_OBJ)
+			if (!json_is_object(m))
 				bad_field(&c, "", "expected an object");
 			p->mods[i].path = get_str(&c, m, "path", true, false);
 			p->mods[i].build_id = get_str(&c, m, "build_id",
 						      false, true);
 			ctx_pop(&c, mark);
 		}
-		p->nmods = mods->n;
 	}
 	p->dropped = (unsigned long long)get_int(&c, root, "findings_dropped",
 						 false, true, 0, LLONG_MAX);
@@ -1398,6 +1276,11 @@ static void load_into(struct proc *p, const char *path, char *buf,
 	field(&c, root, "findings", J_ARR, true, false);
 	if (l.failed)
 		die("%s", l.msg);
+	json_decref(p->root);
+	p->root = NULL;
+	strtab_free(p->names);
+	free(p->names);
+	p->names = NULL;
 	fix_summary(p);
 	/* Findings point back at their process once procs stops moving. */
 }
@@ -1419,15 +1302,6 @@ static void load_report(const char *path)
 	char *buf = read_file(path, &len);
 
 	load_report_buf(path, buf, len);
-}
-
-/* What a loading thread keeps for itself. */
-static void free_thread_state(void)
-{
-	arena_free(&scratch);
-	free(jstk);
-	jstk = NULL;
-	jstk_cap = 0;
 }
 
 /*
@@ -1471,7 +1345,7 @@ static void *load_thread(void *arg)
 
 	while ((i = __atomic_fetch_add(&b->next, 1, __ATOMIC_RELAXED)) < b->n)
 		load_one(b, i);
-	free_thread_state();
+	jbump_release();
 	return NULL;
 }
 
@@ -1935,35 +1809,64 @@ static void baseline_add(const char *fp)
 	base_n++;
 }
 
-/* rdmacheck-report's own JSON: every finding carries its fingerprint. */
+/*
+ * rdmacheck-report's own JSON: every finding carries its fingerprint.
+ * Known to be one only once "tool" is read, so the findings' fingerprints
+ * are kept until then, and the first finding without one.
+ */
+struct merged_fps {
+	json_t *fps, *bad;
+	size_t bad_idx;
+};
+
+static void merged_finding(void *arg, json_t *o, size_t i)
+{
+	struct merged_fps *m = arg;
+	json_t *fp = json_object_get(o, "fingerprint");
+
+	if (json_is_string(fp) && json_string_length(fp)) {
+		if (json_array_append(m->fps, fp))
+			die("out of memory");
+	} else if (!m->bad) {
+		m->bad = json_incref(o);
+		m->bad_idx = i;
+	}
+}
+
 static bool baseline_merged(const char *path)
 {
 	struct arena a = { 0 };
-	struct jparser jp = { .arena = &a };
 	struct ctx c = { .path = path, .arena = &a };
-	const struct jv *tool, *fs;
-	struct jv root;
-	char err[256], *buf;
+	struct merged_fps m = { .fps = json_array() };
+	struct jdoc jd = { .path = path, .finding = merged_finding, .arg = &m };
+	const json_t *tool;
 	size_t len, i, mark;
+	char *buf;
 
+	if (!m.fps)
+		die("out of memory");
 	buf = read_file(path, &len);
-	if (!json_parse(&jp, buf, len, &root, err, sizeof(err)))
-		die("%s: malformed JSON at %s", path, err);
-	tool = jget(&root, "tool");
-	if (!tool || tool->t != J_STR || strcmp(tool->s, "rdmacheck-report")) {
-		arena_free(&a);
-		free(buf);
+	jd_load(&jd, buf, len);
+	free(buf);
+	tool = json_object_get(jd.root, "tool");
+	if (!json_is_string(tool) ||
+	    strcmp(json_string_value(tool), "rdmacheck-report")) {
+		json_decref(m.fps);
+		json_decref(m.bad);
+		json_decref(jd.root);
 		return false;
 	}
-	fs = field(&c, &root, "findings", J_ARR, true, false);
-	for (i = 0; i < fs->n; i++) {
-		ctx_push(&c, &mark, "findings", (long)i);
-		baseline_add(get_str(&c, &fs->v[i], "fingerprint", true,
-				     false));
-		ctx_pop(&c, mark);
+	field(&c, jd.root, "findings", J_ARR, true, false);
+	if (m.bad) {
+		ctx_push(&c, &mark, "findings", (long)m.bad_idx);
+		get_str(&c, m.bad, "fingerprint", true, false);
+		bad_field(&c, "fingerprint", "empty fingerprint");
 	}
+	for (i = 0; i < json_array_size(m.fps); i++)
+		baseline_add(json_string_value(json_array_get(m.fps, i)));
+	json_decref(m.fps);
+	json_decref(jd.root);
 	arena_free(&a);
-	free(buf);
 	return true;
 }
 
@@ -2255,11 +2158,15 @@ static void free_reports(void)
 			free(procs[i].f[j].more_procs);
 		free(procs[i].f);
 		arena_free(&procs[i].arena);
+		json_decref(procs[i].root);
+		if (procs[i].names)
+			strtab_free(procs[i].names);
+		free(procs[i].names);
 		free(procs[i].buf);
 	}
 	nprocs = 0;
-	free_thread_state();
 	arena_free(&names);
+	jbump_release();
 	field_catch = NULL;
 }
 

@@ -45,23 +45,23 @@ static char *copy(const uint8_t *data, size_t size)
  * JSON. */
 static void check_json(void (*output)(FILE *o))
 {
-	struct jparser jp = { 0 };
-	struct arena tree = { 0 };
-	struct jv v;
-	char *out = NULL, err[256];
+	char *out = NULL;
 	size_t len = 0;
 	FILE *o = open_memstream(&out, &len);
+	json_error_t err;
+	json_t *v;
 
 	FUZZ_ASSERT(o);
 	output(o);
 	FUZZ_ASSERT(!fclose(o));
-	jp.arena = &tree;
-	if (!json_parse(&jp, out, len, &v, err, sizeof(err))) {
-		fprintf(stderr, "JSON output is not JSON: %s\n", err);
+	v = json_loadb(out, len, 0, &err);
+	if (!v) {
+		fprintf(stderr, "JSON output is not JSON: %d:%d: %s\n",
+			err.line, err.column, err.text);
 		abort();
 	}
-	FUZZ_ASSERT(v.t == J_OBJ);
-	arena_free(&tree);
+	FUZZ_ASSERT(json_is_object(v));
+	json_decref(v);
 	free(out);
 }
 

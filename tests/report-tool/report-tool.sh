@@ -286,26 +286,61 @@ expect2 "missing file" 'nothing.json: cannot open' nothing.json
 expect2 "empty directory" 'empty: no \*.json report' empty
 expect2 "unreadable suppressions" 'suppressions' -s nothing.supp "$clean"
 
+# Malformed JSON: FILE:LINE:COLUMN and jansson's message, the line and
+# column counted from the start of the file (columns in characters); at
+# the end of the file, the column of its last character.
 head -c 1000 "$leaks1" >trunc.json
+line=$(($(wc -l <trunc.json) + 1))
+col=$(tail -n 1 trunc.json | wc -m)
 expect2 "truncated" \
-	'^rdmacheck-report: trunc.json: malformed JSON at line [0-9]*, column [0-9]* (byte 1000): unexpected end of input' \
+	"^rdmacheck-report: trunc.json:$line:$col: malformed JSON: .*end of \(input\|file\)" \
 	trunc.json
+printf '{"tool": "rdmacheck",\n  "pid"' >trunc2.json
+expect2 "truncated after a key" \
+	"^rdmacheck-report: trunc2.json:2:7: malformed JSON: ':' expected near end of file" \
+	trunc2.json
 : >zero.json
 expect2 "empty file" \
-	'zero.json: malformed JSON at line 1, column 1 (byte 0)' \
+	"^rdmacheck-report: zero.json:1:1: malformed JSON: '{' expected near end of file" \
 	zero.json
 printf '\377\376\001garbage' >garbage.json
 expect2 "garbage bytes" \
-	'garbage.json: malformed JSON at line 1, column 1 (byte 0): unexpected character' \
+	'garbage.json:1:1: malformed JSON: unable to decode byte 0xff' \
 	garbage.json
 sed 's/"exe": "/"exe": "\o001/' "$clean" >ctl.json
+line=$(grep -n '"exe": ' ctl.json | head -n 1 | cut -d: -f1)
 expect2 "control byte in a string" \
-	'ctl.json: malformed JSON .*control character' \
+	"ctl.json:$line:[0-9]*: malformed JSON: control character 0x1" \
 	ctl.json
+# A bad escape in a finding, past the first line: its own line and the
+# column of the character after the backslash.
+sed '0,/"message": "/s//"message": "\\q/' "$leaks1" >esc.json
+line=$(grep -n '"message": "\\q' esc.json | cut -d: -f1)
+col=$(($(grep '"message": "\\q' esc.json | awk '{ print index($0, "\\q") }') + 1))
+expect2 "bad escape" \
+	"^rdmacheck-report: esc.json:$line:$col: malformed JSON: invalid escape" \
+	esc.json
 printf '{"tool": "rdmacheck"} x' >trail.json
-expect2 "trailing data" 'trail.json: .*trailing data' trail.json
+expect2 "trailing data" \
+	'trail.json:1:23: malformed JSON: end of file expected' trail.json
+printf '{"tool": "rdmacheck",\n "findings": [{}, {} {}]}' >comma.json
+expect2 "missing comma between findings" \
+	"comma.json:2:22: malformed JSON: ',' or ']' expected" comma.json
+printf '{"tool": "rdmacheck"\n  "pid": 1}' >comma2.json
+expect2 "missing comma between members" \
+	"comma2.json:2:3: malformed JSON: ',' or '}' expected" comma2.json
+# \u0080..\u00ff stand for raw bytes (doc/reports.md): they come back as
+# written, while a raw UTF-8 character and an escaped backslash stay.
+sed '0,/"message": "/s//"message": "\\u00ff\\u00e9 \xc3\xa9 \\\\u00e9 /' \
+	"$leaks1" >bytes.json
+run "$tool" --json bytes.json
+echo "$out" | grep -q '"message": "\\u00ff\\u00e9 '"$(printf '\303\251')"' \\\\u00e9 ' &&
+	echo "$out" | jq -e . >/dev/null &&
+	pass "\\u00XX bytes read back as bytes" ||
+	fail "bytes.json: $(echo "$out" | grep -m 1 '"message"')"
 awk 'BEGIN { for (i = 0; i < 100000; i++) printf "["; }' >deep.json
-expect2 "deep nesting" 'deep.json: .*nesting too deep' deep.json
+expect2 "deep nesting" 'deep.json:1:[0-9]*: malformed JSON: maximum parsing depth' \
+	deep.json
 sed 's/"pid": \([0-9]*\)/"pid": "\1"/' "$dd" >type1.json
 expect2 "pid as a string" \
 	'type1.json: pid: expected a number, got a string' \

@@ -32,7 +32,9 @@
 #                    the shim (the shim's own "==PID==" lines aside)
 # With SCN_KEEP=DIR in the environment (the real-kernel tier sets it), the
 # program's output, exit status and JSON report (of the last build run)
-# are also left in DIR.
+# are also left in DIR.  Every report is also copied into
+# tests/scenarios/reports/NAME.BUILD.json, which
+# tests/report-tool/schema.sh validates against doc/report.schema.json.
 set -u
 spec=$1
 program= mode=bad expect_rule= expect_call= expect_function= expect_exit=
@@ -56,6 +58,11 @@ bin=$top_builddir/tests/scenarios/$program
 work=$(mktemp -d)
 status= json=
 keep() {
+	mkdir -p "$top_builddir/tests/scenarios/reports"
+	for r in "$work"/*.json; do
+		[ -f "$r" ] && cp "$r" \
+			"$top_builddir/tests/scenarios/reports/$name.${r##*/}"
+	done
 	if [ -n "${SCN_KEEP:-}" ]; then
 		cp "$work/out" "$SCN_KEEP/out" 2>/dev/null
 		cp "$json" "$SCN_KEEP/report.json" 2>/dev/null
@@ -63,8 +70,9 @@ keep() {
 	fi
 	rm -rf "$work"
 }
-trap keep EXIT
 name=$(basename "$spec" .scenario)
+rm -f "$top_builddir/tests/scenarios/reports/$name".*.json
+trap keep EXIT
 
 if [ -z "$expect_exit" ]; then
 	if [ -n "$expect_rule" ] && [ "$expect_severity" != warning ]; then
