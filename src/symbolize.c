@@ -517,6 +517,23 @@ static uint64_t rd_u(struct rd *r, unsigned n)
 	return v;
 }
 
+/*
+ * A DWARF unit's initial length, 32- or 64-bit (*offsz: 4 or 8 byte
+ * offsets in it); false for a reserved value or one past the section.
+ */
+static bool rd_unit_len(struct rd *r, uint64_t *len, unsigned *offsz)
+{
+	*len = rd_u(r, 4);
+	*offsz = 4;
+	if (*len == 0xffffffff) {
+		*len = rd_u(r, 8);
+		*offsz = 8;
+	} else if (*len >= 0xfffffff0) {
+		return false;
+	}
+	return !r->err && *len <= (uint64_t)(r->end - r->p);
+}
+
 static uint64_t rd_uleb(struct rd *r)
 {
 	uint64_t v = 0;
@@ -786,15 +803,7 @@ static bool parse_unit(struct lctx *c, struct rd *r)
 	size_t first = m->nrows;
 	struct rd u;
 
-	len = rd_u(r, 4);
-	c->offsz = 4;
-	if (len == 0xffffffff) {
-		len = rd_u(r, 8);
-		c->offsz = 8;
-	} else if (len >= 0xfffffff0) {
-		return false;
-	}
-	if (r->err || len > (uint64_t)(r->end - r->p))
+	if (!rd_unit_len(r, &len, &c->offsz))
 		return false;
 	unit_end = r->p + len;
 	u.p = r->p;
@@ -1001,17 +1010,11 @@ static void load_aranges(struct module *m, const struct span *img)
 	r.err = false;
 	while (r.p < r.end && !r.err) {
 		const uint8_t *set = r.p, *set_end;
-		uint64_t len = rd_u(&r, 4), info;
-		unsigned offsz = 4, ver, asz, seg;
+		uint64_t len, info;
+		unsigned offsz, ver, asz, seg;
 		size_t hdr, tuple;
 
-		if (len == 0xffffffff) {
-			len = rd_u(&r, 8);
-			offsz = 8;
-		} else if (len >= 0xfffffff0) {
-			break;
-		}
-		if (r.err || len > (uint64_t)(r.end - r.p))
+		if (!rd_unit_len(&r, &len, &offsz))
 			break;
 		set_end = r.p + len;
 		ver = rd_u(&r, 2);
@@ -1128,17 +1131,10 @@ static bool scan_units(struct module *m)
 	size_t cap = 0, scap = 0, ns = 0;
 
 	while (r.p < r.end) {
-		uint64_t off = (uint64_t)(r.p - m->dl.p), len = rd_u(&r, 4);
-		unsigned offsz = 4;
-		uint64_t a;
+		uint64_t off = (uint64_t)(r.p - m->dl.p), len, a;
+		unsigned offsz;
 
-		if (len == 0xffffffff) {
-			len = rd_u(&r, 8);
-			offsz = 8;
-		} else if (len >= 0xfffffff0) {
-			break;
-		}
-		if (r.err || len > (uint64_t)(r.end - r.p))
+		if (!rd_unit_len(&r, &len, &offsz))
 			break;
 		if (!grow((void **)&m->units, &cap, m->nunits + 1,
 			  sizeof(*m->units)))
