@@ -30,6 +30,7 @@
 #include <rdma/rdma_cma.h>
 #include <infiniband/verbs.h>
 
+#include "bench.h"
 #include "pad.h"
 
 #define ROUNDS 7
@@ -37,27 +38,6 @@
 static struct rdma_event_channel *ch;
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
-
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 static double median(double *v, int n)
 {

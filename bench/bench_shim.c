@@ -24,29 +24,8 @@
 #include <rdma/rsocket.h>
 #include <infiniband/verbs.h>
 
+#include "bench.h"
 #include "pad.h"
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1e9 + ts.tv_nsec;
-}
-
-static void die(const char *what)
-{
-	perror(what);
-	exit(1);
-}
-
-/* Median of per-round means, to damp this noisy VM. */
-static int cmp(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
-}
 
 #define ROUNDS 7
 
