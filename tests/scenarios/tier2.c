@@ -340,15 +340,10 @@ static NOINLINE void accept_without_qp(bool bad)
  */
 static NOINLINE void establish_with_qp(bool bad)
 {
-	struct rdma_cm_id *id = scn_id(ch);
+	struct rdma_cm_id *id = resolved_id();
 	struct ibv_qp_init_attr attr;
 
-	scn_resolve(id, 7471);
-	scn_ack(scn_get(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
-	memset(&attr, 0, sizeof(attr));
-	attr.qp_type = IBV_QPT_RC;
-	attr.cap.max_send_wr = attr.cap.max_recv_wr = 4;
-	attr.cap.max_send_sge = attr.cap.max_recv_sge = 1;
+	qp_attr(&attr);
 	if (rdma_create_qp(id, NULL, &attr))
 		scn_die("rdma_create_qp");
 	/* Bad: the id has a QP. */
