@@ -33,17 +33,9 @@
 #include "bench.h"
 #include "pad.h"
 
-#define ROUNDS 7
-
 static struct rdma_event_channel *ch;
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
-
-static double median(double *v, int n)
-{
-	qsort(v, n, sizeof(*v), cmp);
-	return v[n / 2];
-}
 
 /* Resident set size in KiB (VmRSS of /proc/self/status). */
 static long rss_kib(void)
@@ -76,25 +68,6 @@ static void open_verbs(void)
 
 /* --- scale ------------------------------------------------------------- */
 
-static double id_pairs(int n)
-{
-	double r[ROUNDS], t;
-	struct rdma_cm_id *id;
-	int i, k;
-
-	for (k = 0; k < ROUNDS; k++) {
-		t = now_ns();
-		for (i = 0; i < n; i++) {
-			if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
-				die("rdma_create_id");
-			if (rdma_destroy_id(id))
-				die("rdma_destroy_id");
-		}
-		r[k] = (now_ns() - t) / n;
-	}
-	return median(r, ROUNDS);
-}
-
 struct scale_arg {
 	int argc;
 	char **argv;
@@ -118,14 +91,14 @@ static double run_scale(void *arg)
 	 * records for a while, and the tables holding them grow to their
 	 * steady size in the first hundred thousand pairs.
 	 */
-	id_pairs(20000);
+	id_pair_ns(ch, 20000);
 	rss0 = rss_kib();
 	for (i = 0; i < a->argc; i++) {
 		want = atol(a->argv[i]);
 		for (; live < want; live++)
 			if (!(pds[live] = ibv_alloc_pd(ctx)))
 				die("ibv_alloc_pd");
-		printf("pair_ns@%ld %.1f\n", live, id_pairs(20000));
+		printf("pair_ns@%ld %.1f\n", live, id_pair_ns(ch, 20000));
 	}
 	printf("rss_kib@%ld %ld\n", live, rss_kib() - rss0);
 	while (live > 0)

@@ -27,33 +27,6 @@
 #include "bench.h"
 #include "pad.h"
 
-#define ROUNDS 7
-
-static double median(double *v)
-{
-	qsort(v, ROUNDS, sizeof(*v), cmp);
-	return v[ROUNDS / 2];
-}
-
-static double bench_id_pair(struct rdma_event_channel *ch, int n)
-{
-	double r[ROUNDS], t;
-	struct rdma_cm_id *id;
-	int i, k;
-
-	for (k = 0; k < ROUNDS; k++) {
-		t = now_ns();
-		for (i = 0; i < n; i++) {
-			if (rdma_create_id(ch, &id, NULL, RDMA_PS_TCP))
-				die("rdma_create_id");
-			if (rdma_destroy_id(id))
-				die("rdma_destroy_id");
-		}
-		r[k] = (now_ns() - t) / n;
-	}
-	return median(r);
-}
-
 /* Time only the get+ack of ADDR_RESOLVED events on one id. */
 static double bench_event_pair(struct rdma_event_channel *ch, int n)
 {
@@ -86,7 +59,7 @@ static double bench_event_pair(struct rdma_event_channel *ch, int n)
 		}
 		r[k] = sum / n;
 	}
-	return median(r);
+	return median(r, ROUNDS);
 }
 
 static double bench_event_str(int n)
@@ -102,7 +75,7 @@ static double bench_event_str(int n)
 		r[k] = (now_ns() - t) / n;
 	}
 	(void)s;
-	return median(r);
+	return median(r, ROUNDS);
 }
 
 static double bench_src_port(struct rdma_event_channel *ch, int n)
@@ -122,7 +95,7 @@ static double bench_src_port(struct rdma_event_channel *ch, int n)
 	}
 	(void)p;
 	rdma_destroy_id(id);
-	return median(r);
+	return median(r, ROUNDS);
 }
 
 static double bench_cq_pair(struct ibv_context *ctx, int n)
@@ -142,7 +115,7 @@ static double bench_cq_pair(struct ibv_context *ctx, int n)
 		}
 		r[k] = (now_ns() - t) / n;
 	}
-	return median(r);
+	return median(r, ROUNDS);
 }
 
 static double bench_mr_pair(struct ibv_pd *pd, int n)
@@ -164,7 +137,7 @@ static double bench_mr_pair(struct ibv_pd *pd, int n)
 		}
 		r[k] = (now_ns() - t) / n;
 	}
-	return median(r);
+	return median(r, ROUNDS);
 }
 
 /*
@@ -221,7 +194,7 @@ static double bench_cq_event_pair(struct ibv_context *ctx, struct ibv_pd *pd,
 	if (ibv_destroy_qp(qp) || ibv_destroy_cq(cq) ||
 	    ibv_destroy_comp_channel(ch))
 		die("ibv_destroy_qp/cq/comp_channel");
-	return median(r);
+	return median(r, ROUNDS);
 }
 
 /* An rsocket data call librdmacm answers at once, timed n times. */
@@ -254,7 +227,7 @@ static double bench_rsocket(int s, enum rs_op op, int n)
 		}
 		r[k] = (now_ns() - t) / n;
 	}
-	return median(r);
+	return median(r, ROUNDS);
 }
 
 static void *idle(void *arg)
@@ -296,8 +269,8 @@ static double bench_all(void *arg)
 	if (!ch)
 		die("rdma_create_event_channel (run on the loopback backend)");
 	/* Warm up: first captures per thread and lazy set-up are slow. */
-	bench_id_pair(ch, 100);
-	printf("id_pair %.1f\n", bench_id_pair(ch, 20000 * scale));
+	id_pair_ns(ch, 100);
+	printf("id_pair %.1f\n", id_pair_ns(ch, 20000 * scale));
 	printf("event_pair %.1f\n", bench_event_pair(ch, 5000 * scale));
 	printf("event_str %.2f\n", bench_event_str(2000000 * scale));
 	printf("src_port %.2f\n", bench_src_port(ch, 2000000 * scale));
