@@ -30,6 +30,23 @@ fi
 start=$(date +%s)
 cd "$t_dir"
 
+# Every pkg-config module configure.ac asks for is a Build-Depends (by
+# the Debian package that owns its .pc file here): a build machine has
+# only what debian/control lists.
+ctl=$top_srcdir/debian/control
+missing=
+for m in $(sed -n 's/^PKG_CHECK_MODULES(\[[A-Z_]*\], *\[\([a-z0-9_-]*\).*/\1/p' \
+		"$top_srcdir/configure.ac"); do
+	pc=$(pkg-config --variable=pcfiledir "$m" 2>/dev/null)/$m.pc
+	pkg=$(dpkg -S "$pc" 2>/dev/null | cut -d: -f1)
+	[ -n "$pkg" ] || continue
+	sed -n '/^Build-Depends:/,/^[A-Z]/p' "$ctl" | grep -qw -- "$pkg" ||
+		missing="$missing $pkg"
+done
+[ -z "$missing" ] &&
+	pass "debian/control builds on what configure needs" ||
+	fail "configure needs these, debian/control's Build-Depends lacks them:$missing"
+
 # The source tree without its build directories (any with a
 # config.status), version control and caches.
 src=$t_dir/rdmacheck
