@@ -91,13 +91,28 @@ static bool failing(const struct finding *f)
 	return f->sev != RC_SEV_WARNING;
 }
 
+/* The text of each of a process's findings that still counts, escaped. */
+static void put_proc_texts(FILE *o, const struct proc *p)
+{
+	size_t j;
+
+	for (j = 0; j < p->nf; j++) {
+		char *t;
+
+		if (p->f[j].suppressed || p->f[j].baselined)
+			continue;
+		t = finding_text(&p->f[j], false);
+		put_xml(o, t, false);
+		free(t);
+	}
+}
+
 /* One testcase per process: it fails when errors or leaks remain. */
 static void junit_proc(FILE *o, const struct proc *p)
 {
 	const char *exe = base_of(p->exe ? p->exe :
 				  p->argc ? p->argv[0] : NULL);
 	char msg[160];
-	size_t j;
 
 	fputs("    <testcase classname=\"rdmacheck.", o);
 	put_xml(o, exe, true);
@@ -111,27 +126,11 @@ static void junit_proc(FILE *o, const struct proc *p)
 		fputs("      <failure type=\"rdmacheck\" message=\"", o);
 		put_xml(o, msg, true);
 		fputs("\">", o);
-		for (j = 0; j < p->nf; j++) {
-			char *t;
-
-			if (p->f[j].suppressed || p->f[j].baselined)
-				continue;
-			t = finding_text(&p->f[j], false);
-			put_xml(o, t, false);
-			free(t);
-		}
+		put_proc_texts(o, p);
 		fputs("</failure>\n", o);
 	} else if (p->sum.warnings) {
 		fputs("      <system-out>", o);
-		for (j = 0; j < p->nf; j++) {
-			char *t;
-
-			if (p->f[j].suppressed || p->f[j].baselined)
-				continue;
-			t = finding_text(&p->f[j], false);
-			put_xml(o, t, false);
-			free(t);
-		}
+		put_proc_texts(o, p);
 		fputs("</system-out>\n", o);
 	}
 	fputs("    </testcase>\n", o);
