@@ -8,11 +8,9 @@ set -u
 PY=${PYTHON3:-python3}
 command -v "$PY" >/dev/null 2>&1 || { echo "SKIP: no python3"; exit 77; }
 bin=$top_builddir/tests/scenarios/use_after_destroy
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-ok() { echo "ok: $*"; }
+# shellcheck source=../lib/check.sh
+. "$top_srcdir/tests/lib/check.sh"
+work=$t_dir
 # run NAME OPTIONS [TERM]: the scenario's report in $work/NAME (its log).
 run() {
 	env LD_LIBRARY_PATH="$RDMACHECK_LOOPBACK_DIR" \
@@ -70,20 +68,20 @@ PYEOF
 
 run never color=never
 grep -q 'ERROR: rdmacheck:.*\[use-after-destroy\]' "$work/never" ||
-	{ bad "no report"; cat "$work/never.out"; exit 1; }
-grep -q 'was destroyed here' "$work/never" || bad "no destroyed line"
+	{ fail "no report"; cat "$work/never.out"; exit 1; }
+grep -q 'was destroyed here' "$work/never" || fail "no destroyed line"
 run always color=always
-check "$work/always" on && ok "color=always to a file" ||
-	bad "color=always"
+check "$work/always" on && pass "color=always to a file" ||
+	fail "color=always"
 run auto color=auto
-check "$work/auto" off && ok "color=auto to a file: none" ||
-	bad "color=auto to a file"
+check "$work/auto" off && pass "color=auto to a file: none" ||
+	fail "color=auto to a file"
 run default ""
-check "$work/default" off && ok "the default (auto) to a file: none" ||
-	bad "the default"
+check "$work/default" off && pass "the default (auto) to a file: none" ||
+	fail "the default"
 run dumb color=always dumb
-check "$work/dumb" on && ok "color=always even with TERM=dumb" ||
-	bad "color=always, TERM=dumb"
+check "$work/dumb" on && pass "color=always even with TERM=dumb" ||
+	fail "color=always, TERM=dumb"
 
 # auto on a terminal: script(1) gives the program one, the log is stderr.
 if command -v script >/dev/null 2>&1 &&
@@ -103,9 +101,9 @@ if command -v script >/dev/null 2>&1 &&
 		want=on
 		[ "$t" = dumb ] && want=off
 		if check "$work/tty.$t.log" $want "$work/never.shim"; then
-			ok "color=auto on a terminal, TERM=$t: $want"
+			pass "color=auto on a terminal, TERM=$t: $want"
 		else
-			bad "color=auto on a terminal, TERM=$t"
+			fail "color=auto on a terminal, TERM=$t"
 			cat -v "$work/tty.$t"
 		fi
 	done
@@ -115,6 +113,6 @@ fi
 
 run badval color=rainbow
 grep -q "bad value 'rainbow' for color (expected auto, always or never; keeping auto)" \
-	"$work/badval.out" && ok "a bad value is refused" ||
-	{ bad "color=rainbow:"; cat "$work/badval.out"; }
-exit $fail
+	"$work/badval.out" && pass "a bad value is refused" ||
+	{ fail "color=rainbow:"; cat "$work/badval.out"; }
+finish

@@ -10,11 +10,9 @@ JQ=${JQ:-jq}
 [ "$JQ" != no ] || { echo "SKIP: jq missing"; exit 77; }
 bin=$top_builddir/tests/scenarios/snapshot
 report=$top_builddir/tools/rdmacheck-report
-work=$(mktemp -d)
-trap 'rm -rf "$work"' EXIT
-fail=0
-bad() { echo "FAIL: $*"; fail=1; }
-ok() { echo "ok: $*"; }
+# shellcheck source=../lib/check.sh
+. "$top_srcdir/tests/lib/check.sh"
+work=$t_dir
 # run OPTIONS SNAP_1 SNAP_2: two snapshots, awaited at those paths, then
 # the exit (leaks: exit status 23).
 run() {
@@ -24,7 +22,7 @@ run() {
 		RDMACHECK_OPTIONS="snapshot_signal=12:$1" SNAP_1=$2 SNAP_2=$3 \
 		"$bin" twice >"$work/out" 2>&1
 	rc=$?
-	[ "$rc" = 23 ] || { cat "$work/out"; bad "exit status $rc, not 23"; }
+	[ "$rc" = 23 ] || { cat "$work/out"; fail "exit status $rc, not 23"; }
 }
 # check FILE STATUS IDS: FILE's status and its number of leaked cm ids.
 check() {
@@ -32,9 +30,9 @@ check() {
 		.status == $s and
 		([.findings[] | select(.rule == "leak-id") | .count] | add) == $n
 		' "$1" >/dev/null; then
-		ok "$(basename "$1"): $2, $3 cm ids"
+		pass "$(basename "$1"): $2, $3 cm ids"
 	else
-		bad "$(basename "$1") is not $2 with $3 cm ids"
+		fail "$(basename "$1") is not $2 with $3 cm ids"
 		cat "$1"
 	fi
 }
@@ -45,24 +43,24 @@ check "$work/r.json.snapshot.1" snapshot 1
 check "$work/r.json.snapshot.2" snapshot 2
 check "$work/r.json" exited 2
 n=$(ls "$work" | grep -c '^r\.json')
-[ "$n" = 3 ] && ok "three reports" || bad "$n reports: $(ls "$work")"
+[ "$n" = 3 ] && pass "three reports" || fail "$n reports: $(ls "$work")"
 
 # The words: "alive now" in a snapshot, "alive at exit" only at exit.
 "$JQ" -e '[.findings[] | select(.rule == "leak-id") | .message]
 	| all(test("still alive: cm id alive now$"))' \
 	"$work/r.json.snapshot.2" >/dev/null &&
-	ok "snapshot messages say alive now" ||
-	bad "snapshot messages: $("$JQ" -c '[.findings[].message]' \
+	pass "snapshot messages say alive now" ||
+	fail "snapshot messages: $("$JQ" -c '[.findings[].message]' \
 		"$work/r.json.snapshot.2")"
 "$JQ" -e '[.findings[] | select(.rule == "leak-id") | .message]
 	| all(test("leaked: cm id alive at exit$"))' "$work/r.json" \
-	>/dev/null && ok "exit messages say leaked, alive at exit" ||
-	bad "exit messages: $("$JQ" -c '[.findings[].message]' "$work/r.json")"
+	>/dev/null && pass "exit messages say leaked, alive at exit" ||
+	fail "exit messages: $("$JQ" -c '[.findings[].message]' "$work/r.json")"
 # The log: two snapshots' blocks, then the exit's, appended in order.
 now=$(grep -c 'cm id alive now \[leak-id\]' "$work/log")
 ex=$(grep -c 'cm id alive at exit \[leak-id\]' "$work/log")
-[ "$now" = 3 ] && [ "$ex" = 2 ] && ok "log: 1 + 2 blocks alive now, 2 at exit" ||
-	{ bad "log: $now alive now, $ex at exit"; cat "$work/log"; }
+[ "$now" = 3 ] && [ "$ex" = 2 ] && pass "log: 1 + 2 blocks alive now, 2 at exit" ||
+	{ fail "log: $now alive now, $ex at exit"; cat "$work/log"; }
 
 # %n: 0 for the exit report, N for the N-th snapshot.
 run "json=$work/n.%q{TAG}.%n.json" "$work/n.t.1.json" "$work/n.t.2.json"
@@ -80,27 +78,27 @@ for order in "r.json.snapshot.1 r.json r.json.snapshot.2" \
 		.processes[0].status == "exited" and
 		([.findings[] | select(.rule == "leak-id") | .count] | add) == 2
 		' "$work/m.json" >/dev/null; then
-		ok "merged ($order): one process, its exit report"
+		pass "merged ($order): one process, its exit report"
 	else
-		bad "merged ($order):"
+		fail "merged ($order):"
 		cat "$work/m.json"
 	fi
 done
 "$report" --merge "$work"/n.t.*.json >"$work/m.txt"
 grep -q 'leaked: cm id alive at exit \[leak-id\]' "$work/m.txt" &&
 	! grep -q 'still alive' "$work/m.txt" &&
-	ok "merged text: the exit report's findings" ||
-	{ bad "merged text:"; cat "$work/m.txt"; }
+	pass "merged text: the exit report's findings" ||
+	{ fail "merged text:"; cat "$work/m.txt"; }
 # Unmerged, each report is shown: three processes.
 "$report" --summary "$work"/n.t.*.json >"$work/s.txt"
 n=$(grep -c 'ERROR SUMMARY\|rdmacheck: [0-9]* errors' "$work/s.txt")
-[ "$n" -ge 3 ] && ok "unmerged: each report's summary ($n)" ||
-	{ bad "unmerged: $n summaries"; cat "$work/s.txt"; }
+[ "$n" -ge 3 ] && pass "unmerged: each report's summary ($n)" ||
+	{ fail "unmerged: $n summaries"; cat "$work/s.txt"; }
 # The latest snapshot stands when there is no exit report.
 "$report" --merge --format=json "$work/n.t.2.json" "$work/n.t.1.json" \
 	>"$work/m2.json"
 "$JQ" -e '(.processes | length) == 1 and .processes[0].status == "snapshot"
 	and ([.findings[] | select(.rule == "leak-id") | .count] | add) == 2
-	' "$work/m2.json" >/dev/null && ok "snapshots alone: the latest" ||
-	{ bad "snapshots alone:"; cat "$work/m2.json"; }
-exit $fail
+	' "$work/m2.json" >/dev/null && pass "snapshots alone: the latest" ||
+	{ fail "snapshots alone:"; cat "$work/m2.json"; }
+finish
