@@ -25,6 +25,7 @@
 #include <infiniband/verbs.h>
 
 #include "bench.h"
+#include "flushqp.h"
 #include "pad.h"
 
 /* Time only the get+ack of ADDR_RESOLVED events on one id. */
@@ -149,9 +150,6 @@ static double bench_mr_pair(struct ibv_pd *pd, int n)
 static double bench_cq_event_pair(struct ibv_context *ctx, struct ibv_pd *pd,
 				  int n)
 {
-	struct ibv_qp_init_attr qa = { 0 };
-	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
-	struct ibv_qp_attr attr = { .qp_state = IBV_QPS_ERR };
 	struct ibv_recv_wr wr = { 0 }, *bad;
 	struct ibv_comp_channel *ch;
 	struct ibv_cq *cq, *ecq;
@@ -161,20 +159,9 @@ static double bench_cq_event_pair(struct ibv_context *ctx, struct ibv_pd *pd,
 	void *cq_ctx;
 	int i, k;
 
-	ch = ibv_create_comp_channel(ctx);
-	cq = ch ? ibv_create_cq(ctx, 16, NULL, ch, 0) : NULL;
-	if (!cq)
-		die("ibv_create_comp_channel/ibv_create_cq");
-	qa.send_cq = qa.recv_cq = cq;
-	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = qa.cap.max_recv_wr = 1;
-	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-	/* RESET -> INIT -> ERR: the kernel refuses RESET -> ERR (EINVAL). */
-	qp = ibv_create_qp(pd, &qa);
-	if (!qp || ibv_modify_qp(qp, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				 IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
-	    ibv_modify_qp(qp, &attr, IBV_QP_STATE))
-		die("ibv_create_qp/ibv_modify_qp(INIT, ERR)");
+	qp = flush_qp(ctx, pd, &ch, &cq);
+	if (!qp)
+		die("a QP in the error state (flush_qp)");
 	for (k = 0; k < ROUNDS; k++) {
 		for (i = 0; i < n; i++) {
 			if (ibv_req_notify_cq(cq, 0) ||

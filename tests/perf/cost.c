@@ -19,6 +19,7 @@
 #include <rdma/rsocket.h>
 #include <infiniband/verbs.h>
 
+#include "flushqp.h"
 #include "pad.h"
 
 #define COST_N 200
@@ -174,32 +175,13 @@ static void route_ids(int n)
 	drain_events(n);
 }
 
-/*
- * A CQ with a completion channel and an RC QP in the error state (RESET
- * -> INIT -> ERR: the kernel refuses RESET -> ERR): each receive posted
- * there is flushed at once, and the armed CQ gets one event per round.
- */
+/* Each receive posted on eqp is flushed at once, and the armed CQ gets
+ * one event per round (flushqp.h). */
 static void cq_events_setup(void)
 {
-	struct ibv_qp_init_attr qa = { 0 };
-	struct ibv_qp_attr init = {
-		.qp_state = IBV_QPS_INIT, .port_num = 1,
-	};
-	struct ibv_qp_attr err = { .qp_state = IBV_QPS_ERR };
-
-	cch = ibv_create_comp_channel(ctx);
-	ecq = cch ? ibv_create_cq(ctx, 16, NULL, cch, 0) : NULL;
-	if (!ecq)
-		die("ibv_create_comp_channel/ibv_create_cq");
-	qa.send_cq = qa.recv_cq = ecq;
-	qa.qp_type = IBV_QPT_RC;
-	qa.cap.max_send_wr = qa.cap.max_recv_wr = 1;
-	qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-	eqp = ibv_create_qp(pd, &qa);
-	if (!eqp || ibv_modify_qp(eqp, &init, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) ||
-	    ibv_modify_qp(eqp, &err, IBV_QP_STATE))
-		die("ibv_create_qp/ibv_modify_qp(INIT, ERR)");
+	eqp = flush_qp(ctx, pd, &cch, &ecq);
+	if (!eqp)
+		die("a QP in the error state (flush_qp)");
 }
 
 static void cq_events_make(int n)
