@@ -455,7 +455,9 @@ START_TEST(test_json_fields)
 	assert_jq(json_file, ".findings[1] | .rule == \"leak-qp\" and .severity == \"leak\" and .call == null and .count == 2 and .thread == null and .objects == []");
 	assert_jq(json_file, ".summary == {\"errors\": 1, \"warnings\": 0, \"leaks\": 2, \"suppressed\": 0}");
 	assert_jq(json_file, ".findings_dropped == 0");
-	assert_jq(json_file, ".format == 1");
+	/* Format 2: each frame once, stacks as indices into "frames". */
+	assert_jq_raw(json_file, ".format == 2 and (.frames | length) == (.frames | unique | length) and ([.findings[] | .stack[], (.objects[] | (.created, .destroyed) | objects | .stack[])] | map(type == \"number\") | all)");
+	assert_jq_raw(json_file, "[keys_unsorted[] | select(. == \"frames\" or . == \"findings\")] == [\"frames\", \"findings\"]");
 	assert_jq(json_file, "[.findings[].fingerprint | test(\"^[0-9a-f]{16}$\")] == [true, true]");
 }
 END_TEST
