@@ -697,61 +697,74 @@ static void json_tid(struct rc_out *o, pid_t tid)
 		rc_out_puts(o, "null");
 }
 
+/*
+ * Objects are most of a leak report (10^4 groups list 8 * 10^4 of them),
+ * so each is one line without blanks ("key":value,...), and a note is
+ * written only when there is one.
+ */
+static void json_ckey(struct rc_out *o, const char *key)
+{
+	rc_out_putc(o, '"');
+	rc_out_puts(o, key);
+	rc_out_puts(o, "\":");
+}
+
 static void json_where(struct rc_out *o, pid_t tid, rc_stack_id stack)
 {
 	rc_out_putc(o, '{');
-	json_key(o, "thread");
+	json_ckey(o, "thread");
 	json_tid(o, tid);
-	rc_out_puts(o, ", ");
-	json_key(o, "stack");
-	json_stack(o, stack, NULL, ", ");
+	rc_out_putc(o, ',');
+	json_ckey(o, "stack");
+	json_stack(o, stack, NULL, ",");
 	rc_out_putc(o, '}');
 }
 
 /*
  * An object of a grouped leak was created at the finding's own stack:
- * that stack is written once, and the object's "created" says so with
- * "stack_ref": "finding" and an empty "stack" (10^4 groups of 10^5
- * leaked ids: 85 MB of repeated frames otherwise).
+ * its "created" says so with "stack_ref": "finding" and an empty "stack"
+ * rather than repeat the finding's.
  */
 static void json_created_ref(struct rc_out *o, pid_t tid)
 {
 	rc_out_putc(o, '{');
-	json_key(o, "thread");
+	json_ckey(o, "thread");
 	json_tid(o, tid);
-	rc_out_puts(o, ", \"stack\": [], \"stack_ref\": \"finding\"}");
+	rc_out_puts(o, ",\"stack\":[],\"stack_ref\":\"finding\"}");
 }
 
 static void json_obj(struct rc_out *o, const struct rc_finding *f,
 		     const struct rc_objref *r)
 {
-	rc_out_puts(o, "{");
-	json_key(o, "kind");
+	rc_out_putc(o, '{');
+	json_ckey(o, "kind");
 	json_str(o, rc_kind_json(r->kind));
-	rc_out_puts(o, ", ");
-	json_key(o, "handle");
+	rc_out_putc(o, ',');
+	json_ckey(o, "handle");
 	json_hex(o, r->handle);
-	rc_out_puts(o, ", ");
+	rc_out_putc(o, ',');
 	if (r->kind == RC_K_RSOCKET) {
 		/* the rsocket's number (its handle, in hex above) */
-		json_key(o, "fd");
+		json_ckey(o, "fd");
 		rc_out_dec(o, (long long)r->handle);
-		rc_out_puts(o, ", ");
+		rc_out_putc(o, ',');
 	}
-	json_key(o, "created");
+	json_ckey(o, "created");
 	if (f->stack && r->created_stack == f->stack)
 		json_created_ref(o, r->created_tid);
 	else
 		json_where(o, r->created_tid, r->created_stack);
-	rc_out_puts(o, ", ");
-	json_key(o, "destroyed");
+	rc_out_putc(o, ',');
+	json_ckey(o, "destroyed");
 	if (r->destroyed)
 		json_where(o, r->destroyed_tid, r->destroyed_stack);
 	else
 		rc_out_puts(o, "null");
-	rc_out_puts(o, ", ");
-	json_key(o, "note");
-	json_str(o, r->note);
+	if (r->note[0]) {
+		rc_out_putc(o, ',');
+		json_ckey(o, "note");
+		json_str(o, r->note);
+	}
 	rc_out_putc(o, '}');
 }
 
@@ -801,7 +814,7 @@ static void json_finding(struct rc_out *o, const struct rc_finding *f,
 	json_key(o, "objects");
 	rc_out_putc(o, '[');
 	for (i = 0; i < nobjs; i++) {
-		rc_out_puts(o, i ? ",\n        " : "\n        ");
+		rc_out_puts(o, i ? ",\n" : "\n");
 		json_obj(o, f, &f->objs[i]);
 	}
 	rc_out_puts(o, "]");

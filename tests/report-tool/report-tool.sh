@@ -105,7 +105,7 @@ echo "$out" | grep -qx "==total== rdmacheck: $sum in 1 process" &&
 # Leak groups write their creation stack once ("stack_ref": "finding"):
 # the tool takes the finding's stack and prints what the shim printed
 # (and its --json writes the whole stack again, below).
-grep -q '"stack_ref": "finding"' "$leaks1" &&
+grep -q '"stack_ref":"finding"' "$leaks1" &&
 	pass "leak objects refer to the finding's stack" ||
 	fail "no stack_ref in $leaks1"
 run "$tool" "$leaks1"

@@ -450,7 +450,7 @@ START_TEST(test_json_fields)
 	assert_jq(json_file, ".findings[0].stack[2] == {\"pc\": \"0x7f1000\", \"module\": \"/usr/lib/liby.so\", \"offset\": \"0x30\", \"function\": null, \"file\": null, \"line\": 0}");
 	assert_jq(json_file, ".findings[0].stack[3] | .module == null and .offset == \"0x0\"");
 	assert_jq(json_file, ".findings[0].objects | length == 2");
-	assert_jq(json_file, ".findings[0].objects[0] | .kind == \"id\" and .handle == \"0x55d1\" and .destroyed == null and .note == \"\" and .created.thread == 101 and .created.stack[0].function == \"main\"");
+	assert_jq(json_file, ".findings[0].objects[0] | .kind == \"id\" and .handle == \"0x55d1\" and .destroyed == null and (has(\"note\") | not) and .created.thread == 101 and .created.stack[0].function == \"main\"");
 	assert_jq(json_file, ".findings[0].objects[1] | .destroyed.thread == 103 and (.destroyed.stack | length) == 2 and .note == \"migrated here by thread 102\"");
 	assert_jq(json_file, ".findings[1] | .rule == \"leak-qp\" and .severity == \"leak\" and .call == null and .count == 2 and .thread == null and .objects == []");
 	assert_jq(json_file, ".summary == {\"errors\": 1, \"warnings\": 0, \"leaks\": 2, \"suppressed\": 0}");
