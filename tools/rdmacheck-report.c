@@ -16,7 +16,8 @@
  * copied into the model (findings, stacks, objects, strings, all from its
  * arena) and freed.  Format 2's stacks index the top-level "frames"
  * (read before the first finding): each stack gets copies of its frames,
- * so the model is format 1's.  The file and the trees are freed once it is loaded.
+ * so the model is format 1's.  The file and the trees are freed once it
+ * is loaded.
  * Reports that are regular files load in parallel.
  */
 #ifdef HAVE_CONFIG_H

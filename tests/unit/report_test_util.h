@@ -135,7 +135,8 @@ static inline void assert_jq(const char *path, const char *expr)
 
 	if (!jq)
 		return;
-	ck_assert_msg(top && *top, "top_srcdir is not set: run from make check");
+	ck_assert_msg(top && *top,
+		      "top_srcdir is not set: run from make check");
 	ck_assert_msg(!run("'%s' -e -L '%s/tests/lib' 'include \"report\"; frames_inlined | (%s)' %s >/dev/null",
 			   jq, top, expr, path),
 		      "jq '%s' is not true on %s", expr, path);
