@@ -519,9 +519,11 @@ static void frame_of(uintptr_t pc, struct rc_frame *fr)
  * array of their indices (a pc's 1 + ninl frames have consecutive ones).
  * 10^4 leak groups of 16 frames would otherwise repeat 32 MB of frames.
  *
- * pc -> first index is an open-addressing table sized from the number of
- * pcs the stacks hold, in mmap()ed memory: no malloc, so that the crash
- * path has it too.  Under json_lock (both modes), so static.
+ * pc -> first index is an open-addressing table, at most half full, and
+ * the distinct pcs in index order, both in one mmap()ed block that is
+ * doubled as pcs come: no malloc, so that the crash path has it too, and
+ * memory for the distinct pcs only (a handful in 10^4 leak groups).
+ * Under json_lock (both modes), so static.
  */
 struct ft_slot {
 	uintptr_t pc;		/* 0: empty */
@@ -529,7 +531,7 @@ struct ft_slot {
 };
 static struct ft_slot *ft, ft_zero;	/* ft_zero: pc 0 (a stack may
 					 * hold one) */
-static size_t ft_cap;
+static size_t ft_cap;		/* slots; ft_pcs holds cap / 2 */
 static uintptr_t *ft_pcs;	/* the distinct pcs, in index order */
 static unsigned ft_npcs, ft_nframes;
 static void *ft_map;
@@ -575,35 +577,46 @@ static void ft_free(void)
 	ft_cap = 0;
 }
 
+/* A table of cap slots with the pcs indexed so far; false without
+ * memory (the old one stays). */
+static bool ft_resize(size_t cap)
+{
+	size_t len = cap * sizeof(*ft) + cap / 2 * sizeof(*ft_pcs), i;
+	struct ft_slot *old = ft;
+	void *old_map = ft_map;
+	size_t old_cap = ft_cap, old_len = ft_map_len;
+	uintptr_t *old_pcs = ft_pcs;
+	void *m;
+
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return false;
+	ft_map = m;
+	ft_map_len = len;
+	ft = m;
+	ft_cap = cap;
+	ft_pcs = (uintptr_t *)(ft + cap);
+	for (i = 0; i < old_cap; i++)
+		if (old[i].pc)
+			*ft_find(old[i].pc) = old[i];
+	if (ft_npcs)
+		memcpy(ft_pcs, old_pcs, ft_npcs * sizeof(*ft_pcs));
+	if (old_map)
+		munmap(old_map, old_len);
+	return true;
+}
+
 /* Index every pc of the findings' stacks; false without memory. */
 static bool ft_build(const struct rc_finding *fs, unsigned n, bool crash)
 {
 	rc_stack_id ids[1 + 2 * RC_MAX_OBJS];
-	size_t total = 0, cap = 16;
 	unsigned i, j, k, ns;
 
 	ft_npcs = ft_nframes = 0;
 	memset(&ft_zero, 0, sizeof(ft_zero));
-	for (i = 0; i < n; i++) {
-		ns = finding_stacks(&fs[i], ids);
-		for (j = 0; j < ns; j++) {
-			const uintptr_t *pcs;
-
-			total += rc_stack_frames(ids[j], &pcs);
-		}
-	}
-	while (cap < 2 * total)
-		cap *= 2;
-	ft_map_len = cap * sizeof(*ft) + (total + 1) * sizeof(*ft_pcs);
-	ft_map = mmap(NULL, ft_map_len, PROT_READ | PROT_WRITE,
-		      MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-	if (ft_map == MAP_FAILED) {
-		ft_map = NULL;
+	if (!ft_resize(256))
 		return false;
-	}
-	ft = ft_map;
-	ft_cap = cap;
-	ft_pcs = (uintptr_t *)(ft + cap);
 	for (i = 0; i < n; i++) {
 		ns = finding_stacks(&fs[i], ids);
 		for (j = 0; j < ns; j++) {
@@ -616,6 +629,13 @@ static bool ft_build(const struct rc_finding *fs, unsigned n, bool crash)
 
 				if (s->n)
 					continue;
+				if (pcs[k] && 2 * (ft_npcs + 1) > ft_cap) {
+					if (!ft_resize(2 * ft_cap)) {
+						ft_free();
+						return false;
+					}
+					s = ft_find(pcs[k]);
+				}
 				s->pc = pcs[k];
 				s->first = ft_nframes;
 				s->n = 1;

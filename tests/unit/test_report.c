@@ -542,6 +542,43 @@ START_TEST(test_json_crash_mode)
 }
 END_TEST
 
+/*
+ * The frame table grows with the distinct pcs (it starts at 128): 20
+ * findings of 32 pcs each, all distinct, in both modes, each stack's
+ * indices naming its own pcs in order.
+ */
+START_TEST(test_json_many_frames)
+{
+	static const char *const check =
+		"[.findings[] | select(.message | startswith(\"many \"))"
+		" | [.stack[].pc]] as $s"
+		" | ($s | length) == 20 and ($s | map(length == 32) | all)"
+		" and ($s | flatten | unique | length) == 640"
+		" and $s[0][0] == \"0x500000\" and $s[0][1] == \"0x500010\""
+		" and $s[19][31] == \"0x5027f0\"";
+	uintptr_t pcs[32];
+	struct rc_finding f;
+	char msg[32];
+	unsigned i, k;
+
+	for (i = 0; i < 20; i++) {
+		for (k = 0; k < 32; k++)
+			pcs[k] = 0x500000 + (i * 32 + k) * 16;
+		snprintf(msg, sizeof(msg), "many %u", i);
+		finding(&f, RC_R_EVENT_DOUBLE_ACK, "rdma_ack_cm_event", msg);
+		f.stack = fake_stack(32, pcs);
+		rc_report(&f);
+	}
+	rc_report_write_json("exited", false);
+	assert_json_parses(json_file);
+	assert_jq_raw(json_file, "(.frames | length) >= 640 and (.frames | unique | length) == (.frames | length)");
+	assert_jq(json_file, check);
+	rc_report_write_json("crashed", true);
+	assert_jq_raw(json_file, ".status == \"crashed\" and (.frames | length) >= 640 and (.frames | unique | length) == (.frames | length)");
+	assert_jq(json_file, check);
+}
+END_TEST
+
 START_TEST(test_halt_on_error)
 {
 	struct rc_finding f;
@@ -727,6 +764,7 @@ int main(void)
 	tcase_add_test(tc, test_json_escaping);
 	tcase_add_test(tc, test_json_disabled);
 	tcase_add_test(tc, test_json_crash_mode);
+	tcase_add_test(tc, test_json_many_frames);
 	tcase_add_test(tc, test_halt_on_error);
 	tcase_add_test(tc, test_findings_cap);
 	tcase_add_test(tc, test_threads);
