@@ -14,7 +14,7 @@
 #include "stack.h"
 
 /* The JSON report's "format": raised on any incompatible change. */
-#define RC_REPORT_FORMAT 1
+#define RC_REPORT_FORMAT 2
 
 /* Kinds of tracked objects; the names are the JSON "kind" strings. */
 #define RC_KINDS(X) \

@@ -2,6 +2,10 @@
  * report_json.c - the JSON report of this process (interface.md), written
  * atomically: "<path>.tmp.<pid>", then rename(2).
  *
+ * Format 2: each distinct frame is written once, in the top-level
+ * "frames" (before "findings"), and every stack is an array of indices
+ * into it (see the frame table below).
+ *
  * Output goes through a fixed buffer flushed with write(2); no stdio.
  * Strings: valid UTF-8 is copied, control characters, '"' and '\' are
  * escaped, and each byte of invalid UTF-8 becomes \u00XX (so \u0080-\u00ff
@@ -12,7 +16,8 @@
  * allocates and locks).  Frames get module and offset from a one-time
  * parse of /proc/self/maps into static tables (open/read only); function
  * and file are null, line 0, and "symbolized" is false; module + offset
- * still let an offline tool symbolize every frame.
+ * still let an offline tool symbolize every frame.  The frame table is
+ * mmap()ed in both modes.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -22,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -412,7 +418,7 @@ static void json_frame(struct rc_out *o, uintptr_t pc,
 /*
  * The frame objects of one pc: its inline levels first (symbolize.h),
  * innermost first, each a frame of that pc, as rdmacheck-report writes
- * them; then the function that holds them.
+ * them; then the function that holds them.  One a line in "frames".
  */
 static void json_pc_frames(struct rc_out *o, uintptr_t pc,
 			   const struct rc_frame *fr)
@@ -421,16 +427,16 @@ static void json_pc_frames(struct rc_out *o, uintptr_t pc,
 
 	for (k = 0; k < fr->ninl; k++) {
 		json_frame(o, pc, &fr->inl[k]);
-		rc_out_puts(o, ", ");
+		rc_out_puts(o, ",\n    ");
 	}
 	json_frame(o, pc, fr);
 }
 
 /*
- * Outside crash mode, each pc's frame object is written once and then
- * copied: a leak report names the same frames (main, libc's start code)
- * in every finding.  The symbolizer keeps a pc's names until exit, so
- * the text stays right.  Under json_lock, so static.
+ * Outside crash mode, each pc's frame objects are written once and then
+ * copied: the symbolizer keeps a pc's names until exit, so the text stays
+ * right from one document (snapshot) to the next.  Under json_lock, so
+ * static.
  */
 struct frame_text {
 	uintptr_t pc;		/* 0: empty slot */
@@ -441,7 +447,7 @@ struct frame_text {
 static struct frame_text *ftext;
 static size_t ftext_cap, ftext_used;
 
-static size_t ftext_slot(uintptr_t pc, size_t cap)
+static size_t pc_slot(uintptr_t pc, size_t cap)
 {
 	return (size_t)((pc * 0x9e3779b97f4a7c15ull) >> 17) & (cap - 1);
 }
@@ -467,7 +473,7 @@ static const struct frame_text *frame_text(uintptr_t pc)
 
 			if (!ftext[k].pc)
 				continue;
-			for (j = ftext_slot(ftext[k].pc, cap); nt[j].pc;
+			for (j = pc_slot(ftext[k].pc, cap); nt[j].pc;
 			     j = (j + 1) & (cap - 1))
 				;
 			nt[j] = ftext[k];
@@ -476,7 +482,7 @@ static const struct frame_text *frame_text(uintptr_t pc)
 		ftext = nt;
 		ftext_cap = cap;
 	}
-	for (k = ftext_slot(pc, ftext_cap); ftext[k].pc;
+	for (k = pc_slot(pc, ftext_cap); ftext[k].pc;
 	     k = (k + 1) & (ftext_cap - 1))
 		if (ftext[k].pc == pc)
 			return &ftext[k];
@@ -495,38 +501,210 @@ static const struct frame_text *frame_text(uintptr_t pc)
 	return e;
 }
 
-/* fp, when given, takes each frame's symbolic parts (fingerprint.h), the
- * inline levels included. */
-static void json_stack(struct rc_out *o, rc_stack_id id, bool crash,
-		       struct rc_fp *fp)
+/* A pc's names outside crash mode: cached, or (without memory) now. */
+static void frame_of(uintptr_t pc, struct rc_frame *fr)
+{
+	const struct frame_text *t = frame_text(pc);
+
+	if (t)
+		*fr = t->fr;
+	else
+		rc_symbolize(pc, fr);
+}
+
+/*
+ * The document's frame table (format 2): the frame objects of each
+ * distinct pc its stacks hold are written once, in the top-level
+ * "frames", in the order the stacks first name them; a stack is the
+ * array of their indices (a pc's 1 + ninl frames have consecutive ones).
+ * 10^4 leak groups of 16 frames would otherwise repeat 32 MB of frames.
+ *
+ * pc -> first index is an open-addressing table, at most half full, and
+ * the distinct pcs in index order, both in one mmap()ed block that is
+ * doubled as pcs come: no malloc, so that the crash path has it too, and
+ * memory for the distinct pcs only (a handful in 10^4 leak groups).
+ * Under json_lock (both modes), so static.
+ */
+struct ft_slot {
+	uintptr_t pc;		/* 0: empty */
+	unsigned first, n;	/* its frames' indices: first .. first+n-1 */
+};
+static struct ft_slot *ft, ft_zero;	/* ft_zero: pc 0 (a stack may
+					 * hold one) */
+static size_t ft_cap;		/* slots; ft_pcs holds cap / 2 */
+static uintptr_t *ft_pcs;	/* the distinct pcs, in index order */
+static unsigned ft_npcs, ft_nframes;
+static void *ft_map;
+static size_t ft_map_len;
+
+/* The stacks of f a document writes (stack_ref objects share f's). */
+static unsigned finding_stacks(const struct rc_finding *f,
+			       rc_stack_id ids[1 + 2 * RC_MAX_OBJS])
+{
+	unsigned i, n = 0, nobjs = f->nobjs < RC_MAX_OBJS ? f->nobjs :
+				   RC_MAX_OBJS;
+
+	ids[n++] = f->stack;
+	for (i = 0; i < nobjs; i++) {
+		const struct rc_objref *r = &f->objs[i];
+
+		if (!(f->stack && r->created_stack == f->stack))
+			ids[n++] = r->created_stack;
+		if (r->destroyed)
+			ids[n++] = r->destroyed_stack;
+	}
+	return n;
+}
+
+static struct ft_slot *ft_find(uintptr_t pc)
+{
+	size_t k;
+
+	if (!pc)
+		return &ft_zero;
+	for (k = pc_slot(pc, ft_cap); ft[k].pc; k = (k + 1) & (ft_cap - 1))
+		if (ft[k].pc == pc)
+			return &ft[k];
+	return &ft[k];
+}
+
+static void ft_free(void)
+{
+	if (ft_map)
+		munmap(ft_map, ft_map_len);
+	ft_map = NULL;
+	ft = NULL;
+	ft_cap = 0;
+}
+
+/* A table of cap slots with the pcs indexed so far; false without
+ * memory (the old one stays). */
+static bool ft_resize(size_t cap)
+{
+	size_t len = cap * sizeof(*ft) + cap / 2 * sizeof(*ft_pcs), i;
+	struct ft_slot *old = ft;
+	void *old_map = ft_map;
+	size_t old_cap = ft_cap, old_len = ft_map_len;
+	uintptr_t *old_pcs = ft_pcs;
+	void *m;
+
+	m = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (m == MAP_FAILED)
+		return false;
+	ft_map = m;
+	ft_map_len = len;
+	ft = m;
+	ft_cap = cap;
+	ft_pcs = (uintptr_t *)(ft + cap);
+	for (i = 0; i < old_cap; i++)
+		if (old[i].pc)
+			*ft_find(old[i].pc) = old[i];
+	if (ft_npcs)
+		memcpy(ft_pcs, old_pcs, ft_npcs * sizeof(*ft_pcs));
+	if (old_map)
+		munmap(old_map, old_len);
+	return true;
+}
+
+/* Index every pc of the findings' stacks; false without memory. */
+static bool ft_build(const struct rc_finding *fs, unsigned n, bool crash)
+{
+	rc_stack_id ids[1 + 2 * RC_MAX_OBJS];
+	unsigned i, j, k, ns;
+
+	ft_npcs = ft_nframes = 0;
+	memset(&ft_zero, 0, sizeof(ft_zero));
+	if (!ft_resize(256))
+		return false;
+	for (i = 0; i < n; i++) {
+		ns = finding_stacks(&fs[i], ids);
+		for (j = 0; j < ns; j++) {
+			const uintptr_t *pcs;
+			unsigned np = rc_stack_frames(ids[j], &pcs);
+
+			for (k = 0; k < np; k++) {
+				struct ft_slot *s = ft_find(pcs[k]);
+				struct rc_frame fr;
+
+				if (s->n)
+					continue;
+				if (pcs[k] && 2 * (ft_npcs + 1) > ft_cap) {
+					if (!ft_resize(2 * ft_cap)) {
+						ft_free();
+						return false;
+					}
+					s = ft_find(pcs[k]);
+				}
+				s->pc = pcs[k];
+				s->first = ft_nframes;
+				s->n = 1;
+				if (!crash) {
+					frame_of(pcs[k], &fr);
+					s->n += fr.ninl;
+				}
+				ft_nframes += s->n;
+				ft_pcs[ft_npcs++] = pcs[k];
+			}
+		}
+	}
+	return true;
+}
+
+/* "frames": each indexed pc's frame objects, in index order. */
+static void json_frames(struct rc_out *o, bool crash)
+{
+	unsigned i;
+
+	rc_out_putc(o, '[');
+	for (i = 0; i < ft_npcs; i++) {
+		uintptr_t pc = ft_pcs[i];
+		const struct frame_text *t = crash ? NULL : frame_text(pc);
+		struct rc_frame fr;
+
+		rc_out_puts(o, i ? ",\n    " : "\n    ");
+		if (t) {
+			doc_mod_add(t->fr.module, pc);
+			rc_out_put(o, t->text, t->len);
+			continue;
+		}
+		if (crash)
+			crash_resolve(pc, &fr);
+		else
+			rc_symbolize(pc, &fr);
+		doc_mod_add(fr.module, pc);
+		json_pc_frames(o, pc, &fr);
+	}
+	rc_out_puts(o, ft_npcs ? "\n  ]" : "]");
+}
+
+/* A stack: its frames' indices.  fp, when given, takes each frame's
+ * symbolic parts (fingerprint.h), the inline levels included. */
+static void json_stack(struct rc_out *o, rc_stack_id id, struct rc_fp *fp,
+		       const char *sep)
 {
 	const uintptr_t *pcs;
 	unsigned i, k, n = rc_stack_frames(id, &pcs);
+	bool first = true;
 
 	rc_out_putc(o, '[');
 	for (i = 0; i < n; i++) {
-		const struct frame_text *t = crash ? NULL : frame_text(pcs[i]);
+		const struct ft_slot *s = ft_find(pcs[i]);
 		struct rc_frame fr;
 
-		if (t)
-			fr = t->fr;
-		else if (crash)
-			crash_resolve(pcs[i], &fr);
-		else
-			rc_symbolize(pcs[i], &fr);
-		for (k = 0; fp && k < fr.ninl; k++)
+		for (k = 0; k < s->n; k++) {
+			if (!first)
+				rc_out_puts(o, sep);
+			first = false;
+			rc_out_udec(o, s->first + k);
+		}
+		if (!fp)
+			continue;
+		frame_of(pcs[i], &fr);
+		for (k = 0; k < fr.ninl; k++)
 			rc_fp_frame(fp, fr.inl[k].function, fr.inl[k].file,
 				    fr.inl[k].module, fr.inl[k].offset);
-		if (fp)
-			rc_fp_frame(fp, fr.function, fr.file, fr.module,
-				    fr.offset);
-		doc_mod_add(fr.module, pcs[i]);
-		if (i)
-			rc_out_puts(o, ", ");
-		if (t)
-			rc_out_put(o, t->text, t->len);
-		else
-			json_pc_frames(o, pcs[i], &fr);
+		rc_fp_frame(fp, fr.function, fr.file, fr.module, fr.offset);
 	}
 	rc_out_putc(o, ']');
 }
@@ -539,62 +717,74 @@ static void json_tid(struct rc_out *o, pid_t tid)
 		rc_out_puts(o, "null");
 }
 
-static void json_where(struct rc_out *o, pid_t tid, rc_stack_id stack,
-		       bool crash)
+/*
+ * Objects are most of a leak report (10^4 groups list 8 * 10^4 of them),
+ * so each is one line without blanks ("key":value,...), and a note is
+ * written only when there is one.
+ */
+static void json_ckey(struct rc_out *o, const char *key)
+{
+	rc_out_putc(o, '"');
+	rc_out_puts(o, key);
+	rc_out_puts(o, "\":");
+}
+
+static void json_where(struct rc_out *o, pid_t tid, rc_stack_id stack)
 {
 	rc_out_putc(o, '{');
-	json_key(o, "thread");
+	json_ckey(o, "thread");
 	json_tid(o, tid);
-	rc_out_puts(o, ", ");
-	json_key(o, "stack");
-	json_stack(o, stack, crash, NULL);
+	rc_out_putc(o, ',');
+	json_ckey(o, "stack");
+	json_stack(o, stack, NULL, ",");
 	rc_out_putc(o, '}');
 }
 
 /*
  * An object of a grouped leak was created at the finding's own stack:
- * that stack is written once, and the object's "created" says so with
- * "stack_ref": "finding" and an empty "stack" (10^4 groups of 10^5
- * leaked ids: 85 MB of repeated frames otherwise).
+ * its "created" says so with "stack_ref": "finding" and an empty "stack"
+ * rather than repeat the finding's.
  */
 static void json_created_ref(struct rc_out *o, pid_t tid)
 {
 	rc_out_putc(o, '{');
-	json_key(o, "thread");
+	json_ckey(o, "thread");
 	json_tid(o, tid);
-	rc_out_puts(o, ", \"stack\": [], \"stack_ref\": \"finding\"}");
+	rc_out_puts(o, ",\"stack\":[],\"stack_ref\":\"finding\"}");
 }
 
 static void json_obj(struct rc_out *o, const struct rc_finding *f,
-		     const struct rc_objref *r, bool crash)
+		     const struct rc_objref *r)
 {
-	rc_out_puts(o, "{");
-	json_key(o, "kind");
+	rc_out_putc(o, '{');
+	json_ckey(o, "kind");
 	json_str(o, rc_kind_json(r->kind));
-	rc_out_puts(o, ", ");
-	json_key(o, "handle");
+	rc_out_putc(o, ',');
+	json_ckey(o, "handle");
 	json_hex(o, r->handle);
-	rc_out_puts(o, ", ");
+	rc_out_putc(o, ',');
 	if (r->kind == RC_K_RSOCKET) {
 		/* the rsocket's number (its handle, in hex above) */
-		json_key(o, "fd");
+		json_ckey(o, "fd");
 		rc_out_dec(o, (long long)r->handle);
-		rc_out_puts(o, ", ");
+		rc_out_putc(o, ',');
 	}
-	json_key(o, "created");
+	json_ckey(o, "created");
 	if (f->stack && r->created_stack == f->stack)
 		json_created_ref(o, r->created_tid);
 	else
-		json_where(o, r->created_tid, r->created_stack, crash);
-	rc_out_puts(o, ", ");
-	json_key(o, "destroyed");
+		json_where(o, r->created_tid, r->created_stack);
+	rc_out_putc(o, ',');
+	json_ckey(o, "destroyed");
 	if (r->destroyed)
-		json_where(o, r->destroyed_tid, r->destroyed_stack, crash);
+		json_where(o, r->destroyed_tid, r->destroyed_stack);
 	else
 		rc_out_puts(o, "null");
-	rc_out_puts(o, ", ");
-	json_key(o, "note");
-	json_str(o, r->note);
+	if (r->note[0]) {
+		rc_out_putc(o, ',');
+		json_ckey(o, "note");
+		json_str(o, r->note);
+	}
 	rc_out_putc(o, '}');
 }
 
@@ -630,7 +820,7 @@ static void json_finding(struct rc_out *o, const struct rc_finding *f,
 	rc_out_puts(o, ",\n      ");
 	json_key(o, "stack");
 	rc_fp_init(&fp, ri->id, f->call);
-	json_stack(o, f->stack, crash, &fp);
+	json_stack(o, f->stack, crash ? NULL : &fp, ", ");
 	/* Crash mode has no names: rdmacheck-report computes it offline. */
 	rc_out_puts(o, ", ");
 	json_key(o, "fingerprint");
@@ -644,8 +834,8 @@ static void json_finding(struct rc_out *o, const struct rc_finding *f,
 	json_key(o, "objects");
 	rc_out_putc(o, '[');
 	for (i = 0; i < nobjs; i++) {
-		rc_out_puts(o, i ? ",\n        " : "\n        ");
-		json_obj(o, f, &f->objs[i], crash);
+		rc_out_puts(o, i ? ",\n" : "\n");
+		json_obj(o, f, &f->objs[i]);
 	}
 	rc_out_puts(o, "]");
 	if (f->more_objs) {
@@ -821,6 +1011,11 @@ static void json_doc(struct rc_out *o, const char *status,
 	json_key(o, "options");
 	json_options(o);
 	rc_out_puts(o, ",\n  ");
+	/* Before the findings: a reader can resolve their stacks as it
+	 * streams them. */
+	json_key(o, "frames");
+	json_frames(o, crash);
+	rc_out_puts(o, ",\n  ");
 	json_key(o, "findings");
 	rc_out_puts(o, "[");
 	for (i = 0; i < n; i++) {
@@ -880,8 +1075,13 @@ static void json_write_file(const char *path, struct rc_report_file *f,
 	bool ok;
 	int fd;
 
+	if (!ft_build(fs, n, crash)) {
+		json_fail(path, crash);
+		return;
+	}
 	fd = rc_report_file_open(path, f);
 	if (fd < 0) {
+		ft_free();
 		json_fail(path, crash);
 		return;
 	}
@@ -889,6 +1089,7 @@ static void json_write_file(const char *path, struct rc_report_file *f,
 		rc_report_file_clean(f->final);
 	rc_out_init_fd(&o, buf, cap, fd);
 	json_doc(&o, status, fs, n, s, dropped, halted, crash);
+	ft_free();
 	ok = rc_out_write(&o, fd) && !o.failed;
 	if (rc_report_file_close(fd, f, ok))
 		json_fail(f->final, crash);

@@ -14,7 +14,10 @@
  * Memory: a report is read whole; jansson builds the tree of its top
  * level, findings left out, and of one finding at a time, which is
  * copied into the model (findings, stacks, objects, strings, all from its
- * arena) and freed.  The file and the trees are freed once it is loaded.
+ * arena) and freed.  Format 2's stacks index the top-level "frames"
+ * (read before the first finding): each stack gets copies of its frames,
+ * so the model is format 1's.  The file and the trees are freed once it
+ * is loaded.
  * Reports that are regular files load in parallel.
  */
 #ifdef HAVE_CONFIG_H
@@ -730,6 +733,10 @@ struct ctx {
 	const char *path;
 	struct arena *arena;	/* where the model goes */
 	struct strtab *names;	/* the strings it has */
+	/* Format 2: the top-level "frames" that stacks index (NULL
+	 * before it is read, or without one). */
+	const struct frame *frames;
+	size_t nframes;
 	unsigned depth;
 	const char *key[CTX_DEPTH];
 	long idx[CTX_DEPTH];	/* -1: a key alone */
@@ -940,6 +947,23 @@ static void ctx_pop(struct ctx *c, size_t mark)
 	c->depth = mark;
 }
 
+static void load_frame(struct ctx *c, const json_t *fo, struct frame *fr)
+{
+	if (!json_is_object(fo))
+		bad_field(c, "", "expected an object");
+	fr->pc = get_hex(c, fo, "pc", true, NULL);
+	fr->module = get_name(c, fo, "module");
+	fr->offset = get_hex(c, fo, "offset", false, &fr->has_offset);
+	fr->function = get_name(c, fo, "function");
+	fr->file = get_name(c, fo, "file");
+	fr->line = (unsigned)get_int(c, fo, "line", false, true, 0, UINT_MAX);
+}
+
+/*
+ * A stack's elements are frame objects (format 1) or indices into the
+ * top-level "frames" (format 2), which then comes before "findings": a
+ * stack is copied out of it, so that the model is the same for both.
+ */
 static void load_stack(struct ctx *c, const json_t *o, const char *key,
 		       struct stack *st)
 {
@@ -953,21 +977,55 @@ static void load_stack(struct ctx *c, const json_t *o, const char *key,
 	st->f = aalloc(c->arena, json_array_size(a), sizeof(*st->f));
 	for (i = 0; i < json_array_size(a); i++) {
 		const json_t *fo = json_array_get(a, i);
-		struct frame *fr = &st->f[i];
+		json_int_t idx;
 
 		ctx_push(c, &mark, key, (long)i);
-		if (!json_is_object(fo))
-			bad_field(c, "", "expected an object");
-		fr->pc = get_hex(c, fo, "pc", true, NULL);
-		fr->module = get_name(c, fo, "module");
-		fr->offset = get_hex(c, fo, "offset", false, &fr->has_offset);
-		fr->function = get_name(c, fo, "function");
-		fr->file = get_name(c, fo, "file");
-		fr->line = (unsigned)get_int(c, fo, "line", false, true, 0,
-					     UINT_MAX);
+		if (!json_is_integer(fo)) {
+			load_frame(c, fo, &st->f[i]);
+			ctx_pop(c, mark);
+			continue;
+		}
+		if (!c->frames)
+			bad_field(c, "", "a frame index without \"frames\" "
+				  "before \"findings\"");
+		idx = json_integer_value(fo);
+		if (idx < 0 || (uintmax_t)idx >= c->nframes)
+			bad_field(c, "", "frame index out of range");
+		st->f[i] = c->frames[idx];
 		ctx_pop(c, mark);
 	}
 	st->n = json_array_size(a);
+}
+
+/* The formats this reader knows ("format" absent: 1). */
+#define RR_FORMAT_MAX 2
+
+static void check_format(struct ctx *c, const json_t *root)
+{
+	long long v = get_int(c, root, "format", false, true, 1, LLONG_MAX);
+
+	if (v > RR_FORMAT_MAX)
+		bad_field(c, "format", "newer than this rdmacheck-report "
+			  "reads (1 or 2)");
+}
+
+/* The top-level "frames" of a format-2 report, when there is one. */
+static void load_frames(struct ctx *c, const json_t *root)
+{
+	const json_t *a = field(c, root, "frames", J_ARR, false, true);
+	struct frame *fs;
+	size_t i, mark;
+
+	if (!a)
+		return;
+	fs = aalloc(c->arena, json_array_size(a) + 1, sizeof(*fs));
+	for (i = 0; i < json_array_size(a); i++) {
+		ctx_push(c, &mark, "frames", (long)i);
+		load_frame(c, json_array_get(a, i), &fs[i]);
+		ctx_pop(c, mark);
+	}
+	c->frames = fs;
+	c->nframes = json_array_size(a);
 }
 
 static enum rc_severity parse_sev(const struct ctx *c, const char *s)
@@ -1161,9 +1219,26 @@ static char *read_file(const char *path, size_t *len)
 /* One finding's tree at a time; the first error is kept for later. */
 struct loading {
 	struct proc *p;
+	const struct jdoc *jd;	/* its top level so far */
+	bool started;		/* "format" and "frames" looked at */
+	const struct frame *frames;
+	size_t nframes;
 	bool failed;
 	char msg[sizeof(field_msg)];
 };
+
+/* What the findings need from the top level before them. */
+static void load_start(struct loading *l)
+{
+	struct ctx c = { .path = l->p->path, .arena = &l->p->arena,
+			 .names = l->p->names };
+
+	l->started = true;
+	check_format(&c, l->jd->root);
+	load_frames(&c, l->jd->root);
+	l->frames = c.frames;
+	l->nframes = c.nframes;
+}
 
 static void stream_finding(void *arg, json_t *o, size_t i)
 {
@@ -1189,6 +1264,10 @@ static void stream_finding(void *arg, json_t *o, size_t i)
 		return;
 	}
 	field_catch = &jb;
+	if (!l->started)
+		load_start(l);
+	c.frames = l->frames;
+	c.nframes = l->nframes;
 	load_finding(&c, o, &p->f[p->nf]);
 	field_catch = NULL;
 	p->nf++;
@@ -1216,6 +1295,7 @@ static void load_into(struct proc *p, const char *path, char *buf,
 	l.p = p;
 	c.arena = &p->arena;
 	c.names = p->names = xcalloc(1, sizeof(*p->names));
+	l.jd = &jd;
 	jd_load(&jd, buf, len);
 	/* The model holds copies: the file and its tree can go. */
 	free(p->buf);
@@ -1224,6 +1304,10 @@ static void load_into(struct proc *p, const char *path, char *buf,
 	tool = get_str(&c, root, "tool", true, false);
 	if (strcmp(tool, "rdmacheck"))
 		bad_field(&c, "tool", "not an rdmacheck report");
+	/* Also when no finding came (or "frames" came after them). */
+	check_format(&c, root);
+	if (!l.started)
+		load_frames(&c, root);
 
 	p->pid = get_int(&c, root, "pid", true, false, 0, INT_MAX);
 	p->exe = get_str(&c, root, "exe", false, true);
@@ -2540,32 +2624,132 @@ static void output_text(FILE *o, bool merge, bool summary_only)
 
 /* ---- JSON output ------------------------------------------------------- */
 
+/*
+ * Format 2, as the shim writes it: each distinct frame once, in the
+ * top-level "frames", and stacks as arrays of indices into it.  Frames
+ * are distinct by every field written (merged processes name the same
+ * code at different pcs).
+ */
+static const struct frame **jframes;	/* open addressing, half full */
+static size_t jframes_cap;
+static const struct frame **jorder;	/* in index order */
+static size_t jnframes, jorder_cap;
+static unsigned *jindex;		/* per jframes slot */
+
+static bool same_jframe(const struct frame *a, const struct frame *b)
+{
+	return a->pc == b->pc && a->has_offset == b->has_offset &&
+	       a->offset == b->offset && a->line == b->line &&
+	       same_str(a->module, b->module) &&
+	       same_str(a->function, b->function) &&
+	       same_str(a->file, b->file);
+}
+
+static uint64_t hash_jframe(const struct frame *fr)
+{
+	uint64_t h = (fr->pc ^ fr->offset * 31 ^ fr->line) *
+		     0x9e3779b97f4a7c15ull;
+
+	if (fr->function)
+		h ^= hash_text(fr->function);
+	return h ^ h >> 29;
+}
+
+/* The slot of fr: its own, or the empty one where it goes. */
+static size_t jframe_slot(const struct frame *fr)
+{
+	size_t h;
+
+	for (h = hash_jframe(fr) & (jframes_cap - 1); jframes[h];
+	     h = (h + 1) & (jframes_cap - 1))
+		if (same_jframe(jframes[h], fr))
+			break;
+	return h;
+}
+
+static void jframe_add(const struct frame *fr)
+{
+	size_t h, i;
+
+	if (2 * (jnframes + 1) > jframes_cap) {
+		const struct frame **old = jframes;
+		unsigned *oldidx = jindex;
+		size_t oldcap = jframes_cap;
+
+		jframes_cap = jframes_cap ? 2 * jframes_cap : 1024;
+		jframes = xcalloc(jframes_cap, sizeof(*jframes));
+		jindex = xcalloc(jframes_cap, sizeof(*jindex));
+		for (i = 0; i < oldcap; i++) {
+			if (!old[i])
+				continue;
+			h = jframe_slot(old[i]);
+			jframes[h] = old[i];
+			jindex[h] = oldidx[i];
+		}
+		free(old);
+		free(oldidx);
+	}
+	h = jframe_slot(fr);
+	if (jframes[h])
+		return;
+	if (jnframes == jorder_cap) {
+		jorder_cap = jorder_cap ? 2 * jorder_cap : 1024;
+		jorder = xrealloc(jorder, jorder_cap, sizeof(*jorder));
+	}
+	jframes[h] = fr;
+	jindex[h] = (unsigned)jnframes;
+	jorder[jnframes++] = fr;
+}
+
+static void jframes_add_stack(const struct stack *st)
+{
+	size_t i;
+
+	for (i = 0; i < st->n; i++)
+		jframe_add(&st->f[i]);
+}
+
+static void jframes_free(void)
+{
+	free(jframes);
+	free(jindex);
+	free(jorder);
+	jframes = jorder = NULL;
+	jindex = NULL;
+	jframes_cap = jnframes = jorder_cap = 0;
+}
+
+static void put_jframe(FILE *o, const struct frame *fr)
+{
+	fputs("{\"pc\": \"", o);
+	put_x(o, fr->pc);
+	fputs("\", \"module\": ", o);
+	put_jstr(o, fr->module);
+	if (fr->has_offset) {
+		fputs(", \"offset\": \"", o);
+		put_x(o, fr->offset);
+		fputc('"', o);
+	} else {
+		fputs(", \"offset\": null", o);
+	}
+	fputs(", \"function\": ", o);
+	put_jstr(o, fr->function);
+	fputs(", \"file\": ", o);
+	put_jstr(o, fr->file);
+	fputs(", \"line\": ", o);
+	put_u(o, fr->line);
+	fputc('}', o);
+}
+
 static void put_jstack(FILE *o, const struct stack *st)
 {
 	size_t i;
 
 	fputc('[', o);
 	for (i = 0; i < st->n; i++) {
-		const struct frame *fr = &st->f[i];
-
-		fputs(i ? ", {\"pc\": \"" : "{\"pc\": \"", o);
-		put_x(o, fr->pc);
-		fputs("\", \"module\": ", o);
-		put_jstr(o, fr->module);
-		if (fr->has_offset) {
-			fputs(", \"offset\": \"", o);
-			put_x(o, fr->offset);
-			fputc('"', o);
-		} else {
-			fputs(", \"offset\": null", o);
-		}
-		fputs(", \"function\": ", o);
-		put_jstr(o, fr->function);
-		fputs(", \"file\": ", o);
-		put_jstr(o, fr->file);
-		fputs(", \"line\": ", o);
-		put_u(o, fr->line);
-		fputc('}', o);
+		if (i)
+			fputs(", ", o);
+		put_u(o, jindex[jframe_slot(&st->f[i])]);
 	}
 	fputc(']', o);
 }
@@ -2647,10 +2831,25 @@ static void output_json(FILE *o)
 {
 	struct summary t;
 	bool first = true;
-	size_t i, j;
+	size_t i, j, k;
 
-	fprintf(o, "{\n  \"tool\": \"rdmacheck-report\",\n  \"version\": \"%s\",\n  \"processes\": [",
-		PACKAGE_VERSION);
+	/* The frames of the stacks put_jfinding() writes. */
+	for (i = 0; i < nprocs; i++)
+		for (j = 0; j < procs[i].nf; j++) {
+			const struct finding *f = &procs[i].f[j];
+
+			if (f->merged_into)
+				continue;
+			jframes_add_stack(&f->stack);
+			for (k = 0; k < f->nobjs; k++) {
+				if (f->objs[k].created)
+					jframes_add_stack(&f->objs[k].cstack);
+				if (f->objs[k].destroyed)
+					jframes_add_stack(&f->objs[k].dstack);
+			}
+		}
+	fprintf(o, "{\n  \"tool\": \"rdmacheck-report\",\n  \"format\": %d,\n  \"version\": \"%s\",\n  \"processes\": [",
+		RC_REPORT_FORMAT, PACKAGE_VERSION);
 	for (i = 0; i < nprocs; i++) {
 		const struct proc *p = &procs[i];
 
@@ -2680,7 +2879,13 @@ static void output_json(FILE *o)
 		put_jsummary(o, &p->sum);
 		fputc('}', o);
 	}
-	fputs("\n  ],\n  \"findings\": [", o);
+	fputs("\n  ],\n  \"frames\": [", o);
+	for (i = 0; i < jnframes; i++) {
+		fputs(i ? ",\n    " : "\n    ", o);
+		put_jframe(o, jorder[i]);
+	}
+	fputs(jnframes ? "\n  ],\n  \"findings\": [" : "],\n  \"findings\": [",
+	      o);
 	for (i = 0; i < nprocs; i++)
 		for (j = 0; j < procs[i].nf; j++) {
 			const struct finding *f = &procs[i].f[j];
@@ -2695,6 +2900,7 @@ static void output_json(FILE *o)
 	fputs("\n  ],\n  \"summary\": ", o);
 	put_jsummary(o, &t);
 	fputs("\n}\n", o);
+	jframes_free();
 }
 
 #include "report-formats.c"

@@ -19,6 +19,7 @@ tool=$top_builddir/tools/rdmacheck-report
 scn=$top_builddir/tests/scenarios
 py=${PYTHON3:-python3}
 jq=${JQ:-jq}
+jqlib=$top_srcdir/tests/lib	# report.jq: frames_inlined
 schema=$top_srcdir/tests/sarif/sarif-schema-2.1.0.json
 validate="$py $top_srcdir/tests/sarif/validate.py"
 
@@ -106,7 +107,8 @@ run $validate "$top_srcdir/doc/report.schema.json" badsev.json
 exe_id=$(readelf -n "$scn/leaks" | sed -n 's/^ *Build ID: *//p')
 [ -n "$exe_id" ] || fail "readelf found no build id in $scn/leaks"
 for r in "$leaks1" "$crash"; do
-	"$jq" -e --arg id "$exe_id" '
+	"$jq" -e -L "$jqlib" --arg id "$exe_id" '
+		include "report"; frames_inlined |
 		([.modules[].path] | unique) as $m |
 		([.findings[] | .stack[], .objects[].created.stack[]? |
 		  .module | select(. != null)] | unique) as $f |
@@ -171,7 +173,11 @@ order=$(cut -f 3 "$top_builddir/tools/rules.tab" | tr '\n' ' ')
 
 # --- Fingerprints: in every finding, 16 hex digits, the same in two runs.
 # leaks.c creates two cm ids on one line: 5 findings, 4 fingerprints.
-jqt "report format 1" '.format == 1' "$leaks1"
+jqt "report format 2: each frame once, stacks of indices" '
+	.frames as $f | .format == 2 and ($f | length) > 0 and
+	($f | unique | length) == ($f | length) and
+	([.findings[] | .stack[], .objects[].created.stack[]?] |
+	 map(type == "number" and . < ($f | length)) | all)' "$leaks1"
 jqt "every finding has a fingerprint" \
 	'[.findings[].fingerprint | test("^[0-9a-f]{16}$")] | all and length == 5' \
 	"$leaks1"
@@ -186,7 +192,7 @@ cmp -s fp1 fp2 && pass "two runs: the same fingerprints" ||
 # The tool computes the same ones for a report without them (as from a
 # crash handler, names gone: symbolized offline first).
 "$jq" 'del(.findings[].fingerprint) | .symbolized = false |
-	.findings[].stack[] |= (.function = null | .file = null | .line = 0)' \
+	.frames[] |= (.function = null | .file = null | .line = 0)' \
 	"$leaks1" >nofp.json
 run "$tool" --format=json nofp.json
 printf '%s\n' "$out" | "$jq" -c '[.findings[].fingerprint] | unique' >fp3
@@ -198,7 +204,8 @@ cmp -s fp1 fp3 && pass "offline fingerprints equal the shim's" ||
 	def shift: if type == "object" and has("offset") then
 		.offset += "1" | .pc += "0" | .line += 7 else . end;
 	walk(shift)' "$leaks2" >rebuilt.json
-[ "$("$jq" '[.findings[].stack[].line] | min' rebuilt.json)" = 7 ] ||
+[ "$("$jq" -L "$jqlib" 'include "report"; frames_inlined |
+	[.findings[].stack[].line] | min' rebuilt.json)" = 7 ] ||
 	fail "rebuilt.json: lines not shifted"
 run "$tool" --merge --summary "$leaks1" rebuilt.json
 echo "$out" | grep -q ' in 2 processes, 4 unique findings$' &&

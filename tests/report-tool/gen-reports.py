@@ -1,8 +1,9 @@
 #!/usr/bin/env python3
 """gen-reports.py: write big rdmacheck JSON reports for rdmacheck-report.
 
-The reports have the shim's layout (doc/reports.md): findings with
-stacks and objects, a summary that agrees with them.  Finding j of report
+The reports have the shim's layout of format 1 (doc/reports.md), which
+rdmacheck-report still reads: findings with stacks of frame objects and
+objects, a summary that agrees with them.  Finding j of report
 i has identity (i * findings + j) % distinct, and its stack is a function
 of that identity alone, so --merge must collapse exactly to `distinct`
 unique findings.  Modules name a file that does not exist, so nothing is

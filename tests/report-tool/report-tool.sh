@@ -105,7 +105,7 @@ echo "$out" | grep -qx "==total== rdmacheck: $sum in 1 process" &&
 # Leak groups write their creation stack once ("stack_ref": "finding"):
 # the tool takes the finding's stack and prints what the shim printed
 # (and its --json writes the whole stack again, below).
-grep -q '"stack_ref": "finding"' "$leaks1" &&
+grep -q '"stack_ref":"finding"' "$leaks1" &&
 	pass "leak objects refer to the finding's stack" ||
 	fail "no stack_ref in $leaks1"
 run "$tool" "$leaks1"
@@ -188,10 +188,12 @@ run "$tool" --merge reports
 	pass "directory argument" || fail "directory: exit $rc: $(show)"
 
 # --- JSON.
+jqlib=$top_srcdir/tests/lib	# report.jq: frames_inlined
 if [ -n "${JQ:-}" ] && command -v "$JQ" >/dev/null 2>&1; then
 	run "$tool" --json reports "$clean"
 	printf '%s\n' "$out" >merged.json
-	[ "$rc" = 1 ] && "$JQ" -e '
+	[ "$rc" = 1 ] && "$JQ" -e -L "$jqlib" 'include "report";
+		frames_inlined |
 		(.processes | length) == 5 and
 		.summary == {"errors": 1, "warnings": 0, "leaks": 10,
 			     "suppressed": 0} and
@@ -209,7 +211,8 @@ if [ -n "${JQ:-}" ] && command -v "$JQ" >/dev/null 2>&1; then
 		pass "--json: merged document" ||
 		fail "--json: $(show)"
 	run "$tool" --json "$leaks1"
-	printf '%s\n' "$out" | "$JQ" -e '([.findings[] | .stack as $s
+	printf '%s\n' "$out" | "$JQ" -e -L "$jqlib" 'include "report";
+		frames_inlined | ([.findings[] | .stack as $s
 		| .objects[] | select(.created != null)
 		| select(.created.stack != $s)] | length == 0) and
 		([.findings[].objects[] | select(.created != null)] | length
@@ -217,7 +220,8 @@ if [ -n "${JQ:-}" ] && command -v "$JQ" >/dev/null 2>&1; then
 		pass "--json: each leaked object with its creation stack" ||
 		fail "--json: an object's stack not resolved: $(show)"
 	run "$tool" --json unsym.json
-	printf '%s\n' "$out" | "$JQ" -e '[.findings[].stack[] |
+	printf '%s\n' "$out" | "$JQ" -e -L "$jqlib" 'include "report";
+		frames_inlined | [.findings[].stack[] |
 		select(.function == null and .module != null and
 		       (.module | test("/leaks$")))] | length == 0' \
 		>/dev/null && pass "--json: frames symbolized" ||
@@ -356,14 +360,35 @@ cp type2.json "$long/type2.json"
 expect2 "count as a string, a long path" \
 	"$long/type2.json: findings\\[0\\].count: expected a number" \
 	"$long/type2.json"
+# Format 2 (the shim's): frames are in "frames", stacks index them.
 sed 's/"offset": "0x[0-9a-f]*"/"offset": 42/' "$dd" >type3.json
 expect2 "offset as a number" \
-	'type3.json: findings\[0\].stack\[0\].offset: expected a string' \
+	'type3.json: frames\[0\].offset: expected a string' \
 	type3.json
 sed 's/"pc": "0x/"pc": "0xzz/' "$dd" >type4.json
 expect2 "bad hex" \
-	'type4.json: findings\[0\].stack\[0\].pc: expected a "0x..." hex string' \
+	'type4.json: frames\[0\].pc: expected a "0x..." hex string' \
 	type4.json
+sed 's/^\( *"stack": \[\)0/\1999/' "$dd" >index1.json
+expect2 "frame index out of range" \
+	'index1.json: findings\[0\].stack\[0\]: frame index out of range' \
+	index1.json
+sed 's/^  "frames": /  "frames_gone": /' "$dd" >index2.json
+expect2 "frame indices without frames" \
+	'index2.json: findings\[0\].stack\[0\]: a frame index without "frames"' \
+	index2.json
+sed 's/"format": 2,/"format": 3,/' "$dd" >format3.json
+expect2 "a newer format" 'format3.json: format: newer than' format3.json
+# Format 1: a stack holds the frame objects.
+f1=$top_srcdir/tests/fuzz/report/double-destroy.json
+sed 's/"offset": "0x[0-9a-f]*"/"offset": 42/' "$f1" >type3f1.json
+expect2 "format 1: offset as a number" \
+	'type3f1.json: findings\[0\].stack\[0\].offset: expected a string' \
+	type3f1.json
+sed 's/"pc": "0x/"pc": "0xzz/' "$f1" >type4f1.json
+expect2 "format 1: bad hex" \
+	'type4f1.json: findings\[0\].stack\[0\].pc: expected a "0x..." hex string' \
+	type4f1.json
 sed 's/"severity": "error"/"severity": "fatal"/' "$dd" >type5.json
 expect2 "unknown severity" 'type5.json: findings\[0\].severity' type5.json
 sed 's/"findings": \[/"findings": 3, "x": [/' "$dd" >type6.json

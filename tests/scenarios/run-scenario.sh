@@ -54,6 +54,8 @@ fail() {
 [ -f "$RDMACHECK_SHIM" ] || { echo "SKIP: no shim"; exit 77; }
 JQ=${JQ:-jq}
 [ "$JQ" != no ] || { echo "SKIP: jq missing"; exit 77; }
+# frames_inlined: stacks as frame objects, whatever the report's format
+jqlib=${top_srcdir:?}/tests/lib
 bin=$top_builddir/tests/scenarios/$program
 work=$(mktemp -d)
 status= json=
@@ -158,10 +160,11 @@ check_one() {
 	# The expected finding, with its call and a stack that starts in (or
 	# within two helper frames of) the scenario's own function and leads back
 	# to main (or expect_root).
-	"$JQ" -e --arg r "$expect_rule" --arg c "$expect_call" \
+	"$JQ" -e -L "$jqlib" --arg r "$expect_rule" --arg c "$expect_call" \
 		--arg f "$expect_function" --arg s "$expect_severity" \
 		--arg root "$expect_root" --arg k "$expect_kind" '
-		[.findings[] | select(.rule == $r)
+		include "report"; frames_inlined
+		| [.findings[] | select(.rule == $r)
 		 | select(($c == "" and .call == null) or .call == $c)
 		 | select($s == "" or .severity == $s)
 		 | select($k == "" or ([.objects[].kind] | index($k) != null))
@@ -185,7 +188,8 @@ check_one() {
 	[ -z "$extra" ] || fail "unexpected findings: $extra"
 	# Every object a finding names carries its creation stack (or, with
 	# "stack_ref": "finding", the finding's).
-	"$JQ" -e '[.findings[] | .stack as $s | .objects[]
+	"$JQ" -e -L "$jqlib" 'include "report"; frames_inlined
+		| [.findings[] | .stack as $s | .objects[]
 		| select((if .created.stack_ref == "finding" then $s
 			  else .created.stack end | length) == 0)]
 		| length == 0' "$json" > /dev/null ||

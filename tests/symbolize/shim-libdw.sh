@@ -144,12 +144,12 @@ fi
 # json_top NAME: the first two frames of the JSON report's finding, as
 # "pc function line" lines.
 json_top() {
-	"${PYTHON3:-python3}" -c '
-import json, sys
-for f in json.load(open(sys.argv[1]))["findings"][0]["stack"][:2]:
-    print(f["pc"], f["function"], f["line"])' "$1.json"
+	"$JQ" -r -L "$top_srcdir/tests/lib" 'include "report"; frames_inlined
+		| .findings[0].stack[0:2][] | "\(.pc) \(.function) \(.line)"' \
+		"$1.json"
 }
-if command -v "${PYTHON3:-python3}" >/dev/null 2>&1; then
+JQ=${JQ:-jq}
+if command -v "$JQ" >/dev/null 2>&1; then
 	top=$(json_top auto)
 	pc=$(echo "$top" | sed -n '1s/ .*//p')
 	[ "$top" = "$(printf '%s open_channel 13\n%s main 34' "$pc" "$pc")" ] &&

@@ -18,9 +18,11 @@ fail() { echo "FAIL: $*"; exit 1; }
 
 # The stacks of a report, each cut after main, one line each.
 stacks() {
-	"$JQ" -r 'def upto_main: (map(.function) | index("main")) as $i
+	"$JQ" -r -L "${top_srcdir:?}/tests/lib" 'include "report";
+		  def upto_main: (map(.function) | index("main")) as $i
 			| if $i == null then . else .[0:$i + 1] end;
-		  .findings[] | [.stack] + [.objects[].created.stack]
+		  frames_inlined
+		  | .findings[] | [.stack] + [.objects[].created.stack]
 		  | .[] | upto_main | map(.module + "+" + .offset) | join(" ")' \
 		"$1"
 }

@@ -113,14 +113,32 @@ static inline void assert_json_parses(const char *path)
 			      "%s does not parse as JSON", path);
 }
 
-/* jq -e EXPR must be true on the file (skipped without jq). */
-static inline void assert_jq(const char *path, const char *expr)
+/* jq -e EXPR must be true on the file as it is (skipped without jq). */
+static inline void assert_jq_raw(const char *path, const char *expr)
 {
 	const char *jq = jq_path();
 
 	if (!jq)
 		return;
 	ck_assert_msg(!run("'%s' -e '%s' %s >/dev/null", jq, expr, path),
+		      "jq '%s' is not true on %s", expr, path);
+}
+
+/*
+ * The same on the report with its stacks as frame objects, whatever its
+ * format (tests/lib/report.jq's frames_inlined, shared with the shell
+ * tests).
+ */
+static inline void assert_jq(const char *path, const char *expr)
+{
+	const char *jq = jq_path(), *top = getenv("top_srcdir");
+
+	if (!jq)
+		return;
+	ck_assert_msg(top && *top,
+		      "top_srcdir is not set: run from make check");
+	ck_assert_msg(!run("'%s' -e -L '%s/tests/lib' 'include \"report\"; frames_inlined | (%s)' %s >/dev/null",
+			   jq, top, expr, path),
 		      "jq '%s' is not true on %s", expr, path);
 }
 

@@ -450,12 +450,14 @@ START_TEST(test_json_fields)
 	assert_jq(json_file, ".findings[0].stack[2] == {\"pc\": \"0x7f1000\", \"module\": \"/usr/lib/liby.so\", \"offset\": \"0x30\", \"function\": null, \"file\": null, \"line\": 0}");
 	assert_jq(json_file, ".findings[0].stack[3] | .module == null and .offset == \"0x0\"");
 	assert_jq(json_file, ".findings[0].objects | length == 2");
-	assert_jq(json_file, ".findings[0].objects[0] | .kind == \"id\" and .handle == \"0x55d1\" and .destroyed == null and .note == \"\" and .created.thread == 101 and .created.stack[0].function == \"main\"");
+	assert_jq(json_file, ".findings[0].objects[0] | .kind == \"id\" and .handle == \"0x55d1\" and .destroyed == null and (has(\"note\") | not) and .created.thread == 101 and .created.stack[0].function == \"main\"");
 	assert_jq(json_file, ".findings[0].objects[1] | .destroyed.thread == 103 and (.destroyed.stack | length) == 2 and .note == \"migrated here by thread 102\"");
 	assert_jq(json_file, ".findings[1] | .rule == \"leak-qp\" and .severity == \"leak\" and .call == null and .count == 2 and .thread == null and .objects == []");
 	assert_jq(json_file, ".summary == {\"errors\": 1, \"warnings\": 0, \"leaks\": 2, \"suppressed\": 0}");
 	assert_jq(json_file, ".findings_dropped == 0");
-	assert_jq(json_file, ".format == 1");
+	/* Format 2: each frame once, stacks as indices into "frames". */
+	assert_jq_raw(json_file, ".format == 2 and (.frames | length) == (.frames | unique | length) and ([.findings[] | .stack[], (.objects[] | (.created, .destroyed) | objects | .stack[])] | map(type == \"number\") | all)");
+	assert_jq_raw(json_file, "[keys_unsorted[] | select(. == \"frames\" or . == \"findings\")] == [\"frames\", \"findings\"]");
 	assert_jq(json_file, "[.findings[].fingerprint | test(\"^[0-9a-f]{16}$\")] == [true, true]");
 }
 END_TEST
@@ -537,6 +539,43 @@ START_TEST(test_json_crash_mode)
 	rc_report_write_json("crashed", true);
 	pthread_mutex_unlock(&rc_coll.lock);
 	ck_assert_int_ne(access(json_file, F_OK), 0);
+}
+END_TEST
+
+/*
+ * The frame table grows with the distinct pcs (it starts at 128): 20
+ * findings of 32 pcs each, all distinct, in both modes, each stack's
+ * indices naming its own pcs in order.
+ */
+START_TEST(test_json_many_frames)
+{
+	static const char *const check =
+		"[.findings[] | select(.message | startswith(\"many \"))"
+		" | [.stack[].pc]] as $s"
+		" | ($s | length) == 20 and ($s | map(length == 32) | all)"
+		" and ($s | flatten | unique | length) == 640"
+		" and $s[0][0] == \"0x500000\" and $s[0][1] == \"0x500010\""
+		" and $s[19][31] == \"0x5027f0\"";
+	uintptr_t pcs[32];
+	struct rc_finding f;
+	char msg[32];
+	unsigned i, k;
+
+	for (i = 0; i < 20; i++) {
+		for (k = 0; k < 32; k++)
+			pcs[k] = 0x500000 + (i * 32 + k) * 16;
+		snprintf(msg, sizeof(msg), "many %u", i);
+		finding(&f, RC_R_EVENT_DOUBLE_ACK, "rdma_ack_cm_event", msg);
+		f.stack = fake_stack(32, pcs);
+		rc_report(&f);
+	}
+	rc_report_write_json("exited", false);
+	assert_json_parses(json_file);
+	assert_jq_raw(json_file, "(.frames | length) >= 640 and (.frames | unique | length) == (.frames | length)");
+	assert_jq(json_file, check);
+	rc_report_write_json("crashed", true);
+	assert_jq_raw(json_file, ".status == \"crashed\" and (.frames | length) >= 640 and (.frames | unique | length) == (.frames | length)");
+	assert_jq(json_file, check);
 }
 END_TEST
 
@@ -725,6 +764,7 @@ int main(void)
 	tcase_add_test(tc, test_json_escaping);
 	tcase_add_test(tc, test_json_disabled);
 	tcase_add_test(tc, test_json_crash_mode);
+	tcase_add_test(tc, test_json_many_frames);
 	tcase_add_test(tc, test_halt_on_error);
 	tcase_add_test(tc, test_findings_cap);
 	tcase_add_test(tc, test_threads);
