@@ -46,6 +46,7 @@
 
 #include "rdmacheck.h"
 #include "stack.h"
+#include "unwind_cfi.h"
 
 /*
  * Raw frames requested beyond the depth for our own frames: a site's
@@ -101,6 +102,8 @@ static atomic_uint depth = 16;
 #define SITE_WINDOW	16
 static atomic_uint site_state[NSITES];	/* learned | max << 8 | count << 16 */
 static atomic_bool fast;		/* fast_unwind: frame-pointer walk */
+static atomic_bool cfi;			/* our CFI walk before the unwinder */
+static RC_TLS unsigned long cfi_walks, cfi_falls;
 static RC_TLS unsigned thread_captures;
 static RC_TLS uintptr_t stack_lo, stack_hi;	/* stack_hi 1: unknown */
 static atomic_uintptr_t self_lo, self_hi;
@@ -192,6 +195,9 @@ static void do_init(void)
 		return;
 	}
 	buckets = b;
+#ifdef RC_CFI
+	atomic_store(&cfi, true);
+#endif
 
 #ifdef __SANITIZE_THREAD__
 	/*
@@ -398,11 +404,20 @@ static inline rc_stack_id depot_get(const uintptr_t *pcs, unsigned n)
 	return depot_insert(h, pcs, n);
 }
 
-/* The executable PT_LOAD segments of the loaded objects, sorted. */
+/*
+ * The executable PT_LOAD segments of the loaded objects, sorted; with
+ * each, its object's .eh_frame_hdr and the PT_LOAD segment holding it
+ * (for the CFI unwinder's misses).
+ */
+struct text_seg {
+	uintptr_t lo, hi;
+	uintptr_t hdr, hdr_lo, hdr_hi;	/* hdr 0: no PT_GNU_EH_FRAME */
+};
+
 struct text_map {
 	unsigned n, cap;
 	unsigned long long adds, subs;	/* dl_iterate_phdr's, when made */
-	struct { uintptr_t lo, hi; } r[];
+	struct text_seg r[];
 };
 
 static _Atomic(struct text_map *) texts;
@@ -424,25 +439,46 @@ static int count_cb(struct dl_phdr_info *info, size_t size, void *arg)
 static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct text_map *m = arg;
+	uintptr_t hdr = 0, hdr_lo = 0, hdr_hi = 0, lo;
 	int i;
 
 	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			hdr = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+	for (i = 0; hdr && i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && hdr - lo < ph->p_memsz) {
+			hdr_lo = lo;
+			hdr_hi = lo + ph->p_memsz;
+		}
+	}
+	if (!hdr_hi)
+		hdr = 0;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
 		if (m->n < m->cap) {
-			m->r[m->n].lo = info->dlpi_addr + ph->p_vaddr;
-			m->r[m->n].hi = m->r[m->n].lo + ph->p_memsz;
+			struct text_seg *t = &m->r[m->n];
+
+			t->lo = info->dlpi_addr + ph->p_vaddr;
+			t->hi = t->lo + ph->p_memsz;
+			t->hdr = hdr;
+			t->hdr_lo = hdr_lo;
+			t->hdr_hi = hdr_hi;
 		}
 		m->n++;
 	}
 	return 0;
 }
 
-/* The range of m holding pc in *r, or false. */
-static bool in_text(const struct text_map *m, uintptr_t pc, uintptr_t *r)
+/* The segment of m holding pc, or NULL. */
+static const struct text_seg *text_find(const struct text_map *m,
+					uintptr_t pc)
 {
 	unsigned lo = 0, hi = m->n, mid;
 
@@ -455,9 +491,19 @@ static bool in_text(const struct text_map *m, uintptr_t pc, uintptr_t *r)
 			hi = mid;
 	}
 	if (!m->n || pc < m->r[lo].lo || pc >= m->r[lo].hi)
+		return NULL;
+	return &m->r[lo];
+}
+
+/* The range of m holding pc in *r, or false. */
+static bool in_text(const struct text_map *m, uintptr_t pc, uintptr_t *r)
+{
+	const struct text_seg *t = text_find(m, pc);
+
+	if (!t)
 		return false;
-	r[0] = m->r[lo].lo;
-	r[1] = m->r[lo].hi;
+	r[0] = t->lo;
+	r[1] = t->hi;
 	return true;
 }
 
@@ -497,11 +543,10 @@ static const struct text_map *text_current(void)
 		m->n = m->cap;
 	for (i = 1; i < m->n; i++)		/* insertion sort: ~50 */
 		for (j = i; j && m->r[j - 1].lo > m->r[j].lo; j--) {
-			uintptr_t lo = m->r[j].lo, hi = m->r[j].hi;
+			struct text_seg t = m->r[j];
 
 			m->r[j] = m->r[j - 1];
-			m->r[j - 1].lo = lo;
-			m->r[j - 1].hi = hi;
+			m->r[j - 1] = t;
 		}
 	atomic_store_explicit(&texts, m, memory_order_release);
 out:
@@ -509,23 +554,45 @@ out:
 	return m;
 }
 
-/* This thread's stack, found once per thread. */
-static bool thread_stack(uintptr_t *lo, uintptr_t *hi)
+#ifdef RC_CFI
+bool rc_cfi_module_of(uintptr_t pc, struct rc_cfi_module *mod)
+{
+	const struct text_map *m = text_current();
+	const struct text_seg *t = m ? text_find(m, pc - 1) : NULL;
+
+	if (!t)
+		return false;
+	mod->text_lo = t->lo;
+	mod->text_hi = t->hi;
+	mod->hdr = t->hdr;
+	mod->lo = t->hdr_lo;
+	mod->hi = t->hdr_hi;
+	mod->subs = m->subs;
+	return true;
+}
+#endif
+
+/* This thread's stack, found on its first capture. */
+static __attribute__((noinline)) void thread_stack_find(void)
 {
 	pthread_attr_t a;
 	void *addr;
 	size_t size;
 
-	if (RC_UNLIKELY(!stack_hi)) {
-		stack_hi = 1;
-		if (!pthread_getattr_np(pthread_self(), &a)) {
-			if (!pthread_attr_getstack(&a, &addr, &size) && size) {
-				stack_lo = (uintptr_t)addr;
-				stack_hi = stack_lo + size;
-			}
-			pthread_attr_destroy(&a);
+	stack_hi = 1;
+	if (!pthread_getattr_np(pthread_self(), &a)) {
+		if (!pthread_attr_getstack(&a, &addr, &size) && size) {
+			stack_lo = (uintptr_t)addr;
+			stack_hi = stack_lo + size;
 		}
+		pthread_attr_destroy(&a);
 	}
+}
+
+static inline bool thread_stack(uintptr_t *lo, uintptr_t *hi)
+{
+	if (RC_UNLIKELY(!stack_hi))
+		thread_stack_find();
 	*lo = stack_lo;
 	*hi = stack_hi;
 	return stack_hi > 1;
@@ -583,6 +650,75 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 	return n;
 }
 
+#ifdef RC_CFI
+/*
+ * The CFI walk from capture()'s own frame (pc, sp, bp: its registers at
+ * one instruction), dropping what capture() drops of unwind()'s frames:
+ * raw frame 0 (ours), then those in our text, then the library's (kept
+ * when nothing follows), unwinding at most d + SLACK_MAX raw frames as
+ * that loop does, and no more than d kept ones.  Returns how many are
+ * kept, at raw + *first; -1 when a frame cannot be stepped or a check
+ * fails: the caller then unwinds with libunwind or libgcc, so a stack
+ * is never worse than theirs.
+ */
+__attribute__((noinline, no_sanitize_address)) static int
+cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, uintptr_t *raw,
+	 unsigned d, unsigned *first)
+{
+	struct rc_cfi_cursor c = { .pc = pc, .sp = sp, .bp = bp };
+	uintptr_t slo = atomic_load_explicit(&self_lo, memory_order_relaxed);
+	uintptr_t shi = atomic_load_explicit(&self_hi, memory_order_relaxed);
+	bool (*lib)(uintptr_t) = skip_pc;
+	unsigned n = 1, max = d + SLACK_MAX, skip = 0, all = 0, k;
+	uintptr_t lo, hi;
+	int st = 1;
+
+	if (!thread_stack(&lo, &hi) || sp < lo || sp >= hi)
+		return -1;
+	c.hi = hi;
+	raw[0] = pc;
+	/* Ours, then the library's: stepped over. */
+	while (!all && n < max) {
+		st = rc_cfi_step(&c);
+		if (st <= 0) {
+			if (st < 0)
+				return -1;
+			break;		/* the outermost frame */
+		}
+		raw[n++] = c.pc;
+		if (!skip) {
+			if (c.pc - slo < shi - slo)
+				continue;
+			skip = n - 1;
+		}
+		if (lib && lib(c.pc))
+			continue;
+		all = n - 1;
+	}
+	/* The frames kept. */
+	if (all) {
+		k = all + d < max ? all + d : max;
+		while (n < k) {
+			st = rc_cfi_step(&c);
+			if (st <= 0) {
+				if (st < 0)
+					return -1;
+				break;
+			}
+			raw[n++] = c.pc;
+		}
+	}
+	/* The last return address, unless stepped from: into text? */
+	if (st > 0 && !rc_cfi_known(c.pc))
+		return -1;
+	if (!skip)
+		return 0;
+	*first = all ? all : skip;
+	k = n - *first;
+	return (int)(k < d ? k : d);
+}
+#endif
+
 /* Raw frame 0 is in our exported caller: always_inline keeps it there. */
 static inline __attribute__((always_inline)) unsigned
 unwind(uintptr_t *raw, unsigned want)
@@ -628,6 +764,26 @@ capture(unsigned site, const void *frame)
 		if (n)
 			return depot_get(raw, n);
 	}
+#ifdef RC_CFI
+	if (atomic_load_explicit(&cfi, memory_order_relaxed) &&
+	    atomic_load_explicit(&uw, memory_order_relaxed) != UW_NONE) {
+		uintptr_t r_pc, r_sp, r_bp;
+		unsigned first = 0;
+		int k;
+
+		/* The walk starts here: pc - 1 lies in the lea. */
+		__asm__ volatile("lea 0(%%rip), %0\n\t"
+				 "mov %%rsp, %1\n\t"
+				 "mov %%rbp, %2"
+				 : "=r"(r_pc), "=r"(r_sp), "=r"(r_bp));
+		k = cfi_walk(r_pc, r_sp, r_bp, raw, d, &first);
+		if (RC_LIKELY(k >= 0)) {
+			cfi_walks++;
+			return k ? depot_get(raw + first, (unsigned)k) : 0;
+		}
+		cfi_falls++;
+	}
+#endif
 	lo = atomic_load_explicit(&self_lo, memory_order_relaxed);
 	hi = atomic_load_explicit(&self_hi, memory_order_relaxed);
 	slot = &site_state[site < NSITES ? site : 0];
@@ -692,6 +848,27 @@ __attribute__((noinline)) rc_stack_id rc_stack_capture_at(unsigned site,
 	return capture(site, frame);
 }
 
+void rc_stack_set_cfi(bool on)
+{
+#ifdef RC_CFI
+	rc_stack_init();
+	atomic_store(&cfi, on);
+#else
+	(void)on;
+#endif
+}
+
+bool rc_stack_cfi(void)
+{
+	return atomic_load(&cfi);
+}
+
+void rc_stack_cfi_counts(unsigned long *walks, unsigned long *fallbacks)
+{
+	*walks = cfi_walks;
+	*fallbacks = cfi_falls;
+}
+
 void rc_stack_set_fast(bool on)
 {
 	atomic_store_explicit(&fast, on, memory_order_relaxed);
@@ -744,6 +921,10 @@ unsigned rc_stack_depot_size(void)
 
 void rc_stack_atfork_child(void)
 {
-	/* The parent's lock may have been held by a thread that is gone. */
+	/* The parent's locks may have been held by a thread that is gone. */
 	pthread_mutex_init(&depot_lock, NULL);
+	pthread_mutex_init(&text_lock, NULL);
+#ifdef RC_CFI
+	rc_cfi_atfork_child();
+#endif
 }

@@ -52,6 +52,19 @@ rc_stack_id rc_stack_capture_at(unsigned site, const void *frame);
 void rc_stack_set_fast(bool on);
 
 /*
+ * The CFI walk (x86_64; src/unwind_cfi.h): on by default, it steps each
+ * frame by a cached rule read from its module's .eh_frame and gives the
+ * default unwinder's frames; a frame it cannot step makes that capture
+ * use the default unwinder instead.  Off: every capture uses the default
+ * unwinder.  For tests and measurements; not meant to race with
+ * captures.  rc_stack_cfi_counts() gives the calling thread's captures
+ * that the walk made and those it handed to the unwinder.
+ */
+void rc_stack_set_cfi(bool on);
+bool rc_stack_cfi(void);
+void rc_stack_cfi_counts(unsigned long *walks, unsigned long *fallbacks);
+
+/*
  * Store (or find) a stack given its frames; at most RC_STACK_MAX_DEPTH are
  * kept.  The same depot as rc_stack_capture(), so equal frames give equal
  * ids.  Returns 0 for n == 0 or when the depot is full.
