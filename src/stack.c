@@ -652,52 +652,67 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 
 #ifdef RC_CFI
 /*
- * The CFI walk from capture()'s own frame (pc, sp, bp: its registers at
- * one instruction), dropping what capture() drops of unwind()'s frames:
- * raw frame 0 (ours), then those in our text, then the library's (kept
- * when nothing follows), unwinding at most d + SLACK_MAX raw frames as
- * that loop does, and no more than d kept ones.  Returns how many are
- * kept, at raw + *first; -1 when a frame cannot be stepped or a check
- * fails: the caller then unwinds with libunwind or libgcc, so a stack
- * is never worse than theirs.
+ * The CFI walk, dropping what capture() drops of unwind()'s frames (raw
+ * frame 0, then those in our text, then the library's, kept when nothing
+ * follows), unwinding at most d + SLACK_MAX raw frames as that loop
+ * does, and no more than d kept ones.  It starts at capture()'s own
+ * frame (pc, sp, bp: its registers at one instruction, raw frame 0), or
+ * with frame (a wrapper's frame pointer: { rbp, return address }, as
+ * fp_walk reads it) at the wrapper's caller: the frames between are all
+ * ours.  Returns how many frames are kept, at raw + *first; -1 when a
+ * frame cannot be stepped or a check fails: the caller then unwinds
+ * with libunwind or libgcc, so a stack is never worse than theirs.
  */
 __attribute__((noinline, no_sanitize_address)) static int
-cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, uintptr_t *raw,
-	 unsigned d, unsigned *first)
+cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
+	 uintptr_t *raw, unsigned d, unsigned *first)
 {
 	struct rc_cfi_cursor c = { .pc = pc, .sp = sp, .bp = bp };
 	uintptr_t slo = atomic_load_explicit(&self_lo, memory_order_relaxed);
 	uintptr_t shi = atomic_load_explicit(&self_hi, memory_order_relaxed);
+	uintptr_t lo, hi, f = (uintptr_t)frame;
 	bool (*lib)(uintptr_t) = skip_pc;
-	unsigned n = 1, max = d + SLACK_MAX, skip = 0, all = 0, k;
-	uintptr_t lo, hi;
-	int st = 1;
+	unsigned n = 0, max = d + SLACK_MAX, k;
+	int skip = -1, all = -1, st = 1;
 
 	if (!thread_stack(&lo, &hi) || sp < lo || sp >= hi)
 		return -1;
 	c.hi = hi;
-	raw[0] = pc;
+	if (f) {
+		if (f < sp || f > hi - 16 || (f & 7))
+			return -1;
+		c.pc = ((const uintptr_t *)f)[1];
+		c.bp = ((const uintptr_t *)f)[0];
+		c.sp = f + 16;
+	} else {
+		raw[n++] = pc;		/* ours: dropped */
+		st = rc_cfi_step(&c);
+		if (st <= 0)
+			return st;
+	}
 	/* Ours, then the library's: stepped over. */
-	while (!all && n < max) {
+	for (;;) {
+		raw[n++] = c.pc;
+		if (skip < 0) {
+			if (c.pc - slo >= shi - slo)
+				skip = (int)n - 1;
+		}
+		if (skip >= 0 && !(lib && lib(c.pc))) {
+			all = (int)n - 1;
+			break;
+		}
+		if (n == max)
+			break;
 		st = rc_cfi_step(&c);
 		if (st <= 0) {
 			if (st < 0)
 				return -1;
 			break;		/* the outermost frame */
 		}
-		raw[n++] = c.pc;
-		if (!skip) {
-			if (c.pc - slo < shi - slo)
-				continue;
-			skip = n - 1;
-		}
-		if (lib && lib(c.pc))
-			continue;
-		all = n - 1;
 	}
 	/* The frames kept. */
-	if (all) {
-		k = all + d < max ? all + d : max;
+	if (all >= 0) {
+		k = (unsigned)all + d < max ? (unsigned)all + d : max;
 		while (n < k) {
 			st = rc_cfi_step(&c);
 			if (st <= 0) {
@@ -711,9 +726,9 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, uintptr_t *raw,
 	/* The last return address, unless stepped from: into text? */
 	if (st > 0 && !rc_cfi_known(c.pc))
 		return -1;
-	if (!skip)
+	if (skip < 0)
 		return 0;
-	*first = all ? all : skip;
+	*first = (unsigned)(all >= 0 ? all : skip);
 	k = n - *first;
 	return (int)(k < d ? k : d);
 }
@@ -776,7 +791,7 @@ capture(unsigned site, const void *frame)
 				 "mov %%rsp, %1\n\t"
 				 "mov %%rbp, %2"
 				 : "=r"(r_pc), "=r"(r_sp), "=r"(r_bp));
-		k = cfi_walk(r_pc, r_sp, r_bp, raw, d, &first);
+		k = cfi_walk(r_pc, r_sp, r_bp, frame, raw, d, &first);
 		if (RC_LIKELY(k >= 0)) {
 			cfi_walks++;
 			return k ? depot_get(raw + first, (unsigned)k) : 0;

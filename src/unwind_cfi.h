@@ -48,18 +48,18 @@ struct rc_cfi_module {
 bool rc_cfi_module_of(uintptr_t pc, struct rc_cfi_module *mod);
 
 /*
- * A rule, 64 bits (0: none known): bits 0-1 the kind, bit 2 CFA from rbp
- * (else rsp), bit 3 rbp saved (else unchanged), bits 8-15 the saved
+ * A rule, 64 bits (0: none known): bits 0-2 its kind (one of three,
+ * one bit each: testing for a step is one test), bit 3 CFA from rbp
+ * (else rsp), bit 4 rbp saved (else unchanged), bits 8-15 the saved
  * rbp's offset from CFA in words (signed, negative), bits 32-63 CFA's
  * offset in bytes (signed).  The return address is at CFA - 8 (the call
  * pushed it; anything else is a bad rule, as for libunwind's fast path).
  */
 #define RC_CFI_STEP	1u	/* an ordinary frame */
 #define RC_CFI_LAST	2u	/* return address undefined: outermost */
-#define RC_CFI_BAD	3u	/* cannot be stepped here */
-#define RC_CFI_KIND(r)	((unsigned)(r) & 3u)
-#define RC_CFI_FROM_BP	4u
-#define RC_CFI_BP_SAVED	8u
+#define RC_CFI_BAD	4u	/* cannot be stepped here */
+#define RC_CFI_FROM_BP	8u
+#define RC_CFI_BP_SAVED	16u
 
 #define RC_CFI_BITS	13		/* 8192 slots, 128 KiB, touched lazily */
 #define RC_CFI_SLOTS	(1u << RC_CFI_BITS)
@@ -86,7 +86,7 @@ unsigned rc_cfi_resets(void);
 
 /*
  * The rule of the frame for pc - 1 in module m, parsed from its CFI: a
- * rule (never 0) whose kind may be RC_CFI_BAD.  For rc_cfi_slow and tests.
+ * rule (never 0), perhaps RC_CFI_BAD.  For rc_cfi_slow and tests.
  */
 uint64_t rc_cfi_parse(uintptr_t pc, const struct rc_cfi_module *m);
 
@@ -145,16 +145,16 @@ rc_cfi_step(struct rc_cfi_cursor *c)
 	uint64_t r = rc_cfi_rule(c->pc);
 	uintptr_t cfa, a;
 
-	if (__builtin_expect(RC_CFI_KIND(r) != RC_CFI_STEP, 0)) {
+	if (__builtin_expect(!(r & RC_CFI_STEP), 0)) {
 		if (!r)
 			r = rc_cfi_slow(c->pc);
-		if (RC_CFI_KIND(r) != RC_CFI_STEP)	/* incl. 0 */
-			return RC_CFI_KIND(r) == RC_CFI_LAST ? 0 : -1;
+		if (!(r & RC_CFI_STEP))		/* incl. 0 */
+			return (r & RC_CFI_LAST) ? 0 : -1;
 	}
 	cfa = ((r & RC_CFI_FROM_BP) ? c->bp : c->sp) +
 	      (int64_t)(int32_t)(r >> 32);
 	/* sp + 8 <= cfa <= hi: the return address at cfa - 8 is above sp. */
-	if (cfa - c->sp - 8 > c->hi - c->sp - 8)
+	if (cfa < c->sp + 8 || cfa > c->hi)
 		return -1;
 	if (r & RC_CFI_BP_SAVED) {
 		/* Saved in this frame: between sp and cfa. */

@@ -36,9 +36,13 @@
 
 extern char __start_rc_test_shim[], __stop_rc_test_shim[];
 
-/* What fake_call() saw: both captures and this thread's walk counts. */
+/*
+ * What fake_call() saw: the captures by the CFI walk from the capture's
+ * own frame and from fake_call()'s frame (as a wrapper gives it), by
+ * libunwind, and how this thread's walks went meanwhile.
+ */
 struct seen {
-	rc_stack_id cfi, uw;
+	rc_stack_id cfi, cfi_at, uw;
 	unsigned long walks, falls;
 };
 static __thread struct seen seen;
@@ -65,6 +69,7 @@ fake_call(void)
 	rc_stack_cfi_counts(&w0, &f0);
 	rc_stack_set_cfi(true);
 	seen.cfi = rc_stack_capture();
+	seen.cfi_at = rc_stack_capture_at(1, __builtin_frame_address(0));
 	rc_stack_cfi_counts(&w1, &f1);
 	rc_stack_set_cfi(false);
 	seen.uw = rc_stack_capture();
@@ -187,17 +192,20 @@ static void check_path(const char *path, unsigned min, bool falls)
 
 	memset(&seen, 0, sizeof(seen));
 	cfi_next(path, 0);
-	if (seen.cfi != seen.uw) {
+	if (seen.cfi != seen.uw || seen.cfi_at != seen.uw) {
 		print_stack("CFI walk", seen.cfi);
+		print_stack("CFI walk from the frame", seen.cfi_at);
 		print_stack("libunwind", seen.uw);
 	}
 	ck_assert_uint_ne(seen.cfi, 0);
 	ck_assert_msg(seen.cfi == seen.uw, "path %s: other frames", path);
+	ck_assert_msg(seen.cfi_at == seen.uw,
+		      "path %s: other frames from the frame", path);
 	ck_assert_uint_ge(rc_stack_frames(seen.cfi, &pcs), min);
 	if (falls) {
-		ck_assert_msg(seen.falls == 1, "path %s: no fallback", path);
+		ck_assert_msg(seen.falls == 2, "path %s: no fallback", path);
 	} else {
-		ck_assert_msg(seen.walks == 1 && seen.falls == 0,
+		ck_assert_msg(seen.walks == 2 && seen.falls == 0,
 			      "path %s: the CFI walk did not make it", path);
 	}
 }
