@@ -1,12 +1,20 @@
 /*
  * stack.c - stack capture and the stack depot.
  *
- * Capture: libunwind's unw_backtrace() from a dlopen(RTLD_LOCAL)ed
- * libunwind.so.8 (never linked: it exports backtrace() and the _Unwind_*
- * ABI; never an unw_step loop: a global lock and 2 syscalls per frame),
- * else libgcc's _Unwind_Backtrace() from an explicit libgcc_s.so.1
- * handle.  Leading frames inside our own text ("self range") are dropped,
- * so frame #0 is the caller of the intercepted function.  Each capture
+ * Capture, on x86_64: our own CFI walk (src/unwind_cfi.h), from the
+ * wrapper's frame record (or capture()'s own registers), a cached unwind
+ * rule per return address, each frame checked (CFA above sp and inside
+ * this thread's stack, the return address in a loaded object's text);
+ * it gives libunwind's frames at a fraction of the cost and without a
+ * lock.  A frame it cannot step, or a check that fails, hands that
+ * capture to the unwinder below, so no stack is worse than its.
+ * Elsewhere, and as that fallback: libunwind's unw_backtrace() from a
+ * dlopen(RTLD_LOCAL)ed libunwind.so.8 (never linked: it exports
+ * backtrace() and the _Unwind_* ABI; never an unw_step loop: a global
+ * lock and 2 syscalls per frame), else libgcc's _Unwind_Backtrace() from
+ * an explicit libgcc_s.so.1 handle.  Leading frames inside our own text ("self range") are dropped,
+ * so frame #0 is the caller of the intercepted function.  The CFI walk
+ * stops once the frames kept are there; for the unwinders each capture
  * site learns how many frames it drops, so that only those and the frames
  * kept are unwound.
  *
@@ -18,15 +26,16 @@
  * fast_unwind: a frame-pointer walk from the wrapper's frame, checked
  * frame by frame (inside this thread's stack, increasing, returning into
  * an executable segment of an object loaded now: a sorted map of them,
- * made again when dl_iterate_phdr's load/unload counters move); it stops
- * at the first frame that fails.
+ * made again when dl_iterate_phdr's load/unload counters move, which
+ * also gives the CFI walk's misses each object's .eh_frame_hdr); it
+ * stops at the first frame that fails.
  *
  * Depot: a fixed array of hash buckets, each a chain of immutable entries
  * carved from mmap()ed arena chunks.  Lookups are lock-free (acquire loads
  * of published pointers); inserts take one mutex, so a stack is stored once
  * and ids are dense.  Id -> entry is a two-level table of mmap()ed pages.
  * Nothing is ever freed.  Capture is not async-signal-safe (libunwind's
- * per-thread cache, our mutex): never from a signal handler.
+ * per-thread cache, our mutexes): never from a signal handler.
  * rc_stack_frames() is lock-free and may be.
  */
 #ifdef HAVE_CONFIG_H

@@ -4,7 +4,9 @@
  * Stacks are captured with libunwind's unw_backtrace (dlopen()ed with
  * RTLD_LOCAL, never linked: libunwind.so.8 exports backtrace() and the
  * _Unwind_* ABI and would take over the host's C++ exceptions), or with
- * libgcc's _Unwind_Backtrace when libunwind is absent.  Each unique stack is
+ * libgcc's _Unwind_Backtrace when libunwind is absent; on x86_64 our own
+ * cached CFI walk (unwind_cfi.h) gives their frames first, and hands a
+ * capture it cannot make to them.  Each unique stack is
  * stored once in an append-only depot; objects keep a 32-bit id.  Raw PCs
  * only: symbolization happens when a report is written (symbolize.h).
  * Never call these from a signal handler.
