@@ -8,9 +8,10 @@
  * searches .eh_frame_hdr's table for the FDE, reads the FDE and its CIE
  * (augmentations z, R, P, L; S is a signal frame: bad), and runs the
  * CIE's and the FDE's CFA programs up to the pc.  Only what the step
- * needs is kept: CFA as rsp or rbp + offset, where the return address
- * and rbp are.  Any other rule for those (expressions, registers, val_*)
- * makes the rule "bad", as does anything unknown.  Every byte read lies
+ * needs is kept: CFA as rsp or rbp + offset, the return address at
+ * CFA - 8, rbp saved below CFA or unchanged.  Any other rule for those
+ * (expressions, registers, val_*, other offsets) makes the rule "bad",
+ * as does anything unknown; other registers' rules are skipped.  Every byte read lies
  * inside the module's PT_LOAD segment that holds .eh_frame_hdr, so a
  * corrupt table cannot make us fault.
  *
@@ -26,18 +27,15 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
-#include <sys/mman.h>
 
 #include "unwind_cfi.h"
 
 #ifdef RC_CFI
 
-struct rc_cfi_slot rc_cfi_table[RC_CFI_SLOTS] __attribute__((aligned(4096)));
+struct rc_cfi_slot rc_cfi_table[RC_CFI_SLOTS] __attribute__((aligned(64)));
 static pthread_mutex_t cfi_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long long cfi_subs;	/* the unloads the cache is of */
 static atomic_uint cfi_resets;
-
-#define TABLE_SIZE	(RC_CFI_SLOTS * sizeof(struct rc_cfi_slot))
 
 void rc_cfi_atfork_child(void)
 {
@@ -574,18 +572,22 @@ uint64_t rc_cfi_parse(uintptr_t pc, const struct rc_cfi_module *m)
 	return pack(&s);
 }
 
-/* Under cfi_lock: empty every slot (a module's addresses may be reused). */
+/*
+ * Under cfi_lock: empty every slot (an unloaded module's addresses may
+ * hold another's code now).  A reader between its two loads of a slot's
+ * pc sees it change and takes a miss (rc_cfi_slot_rule).  Reading the
+ * untouched pages maps no memory.
+ */
 static void reset(void)
 {
 	unsigned i;
 
 	atomic_fetch_add_explicit(&cfi_resets, 1, memory_order_relaxed);
-	/* Zero pages: a reader sees each word either as it was or 0. */
-	if (!madvise(rc_cfi_table, TABLE_SIZE, MADV_DONTNEED))
-		return;
 	for (i = 0; i < RC_CFI_SLOTS; i++)
-		atomic_store_explicit(&rc_cfi_table[i].pc, 0,
-				      memory_order_relaxed);
+		if (atomic_load_explicit(&rc_cfi_table[i].pc,
+					 memory_order_relaxed))
+			atomic_store_explicit(&rc_cfi_table[i].pc, 0,
+					      memory_order_relaxed);
 }
 
 uint64_t rc_cfi_slow(uintptr_t pc)
@@ -595,7 +597,7 @@ uint64_t rc_cfi_slow(uintptr_t pc)
 	unsigned i = rc_cfi_hash(pc), k;
 	uint64_t r;
 
-	for (k = 1; k < RC_CFI_PROBES; k++) {
+	for (k = 0; k < RC_CFI_PROBES; k++) {
 		s = &rc_cfi_table[(i + k) & (RC_CFI_SLOTS - 1)];
 		r = rc_cfi_slot_rule(s, pc);
 		if (r)

@@ -3,8 +3,8 @@
  * step from a frame to its caller, by the unwind rule of the frame's pc.
  *
  * A rule says where the caller's registers are: CFA = rsp or rbp +
- * offset, the return address at CFA + offset, rbp saved at CFA + offset
- * or unchanged.  It is read once per pc from the module's .eh_frame_hdr
+ * offset, the return address at CFA - 8, rbp saved at CFA - offset or
+ * unchanged.  It is read once per pc from the module's .eh_frame_hdr
  * and .eh_frame (src/unwind_cfi.c) and kept in a global cache that every
  * thread reads without a lock: a slot's rule is stored before its pc is
  * published (release), a published slot is never overwritten, and a
