@@ -102,9 +102,9 @@ static inline uint64_t rc_cfi_slot_rule(struct rc_cfi_slot *s, uintptr_t pc)
 
 	if (atomic_load_explicit(&s->pc, memory_order_acquire) != pc)
 		return 0;
-	r = atomic_load_explicit(&s->rule, memory_order_relaxed);
+	/* Acquire: the pc is read again after the rule. */
+	r = atomic_load_explicit(&s->rule, memory_order_acquire);
 	/* Emptied meanwhile (a module was unloaded): a miss. */
-	atomic_thread_fence(memory_order_acquire);
 	if (atomic_load_explicit(&s->pc, memory_order_relaxed) != pc)
 		return 0;
 	return r;
