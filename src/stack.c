@@ -12,11 +12,11 @@
  * dlopen(RTLD_LOCAL)ed libunwind.so.8 (never linked: it exports
  * backtrace() and the _Unwind_* ABI; never an unw_step loop: a global
  * lock and 2 syscalls per frame), else libgcc's _Unwind_Backtrace() from
- * an explicit libgcc_s.so.1 handle.  Leading frames inside our own text ("self range") are dropped,
- * so frame #0 is the caller of the intercepted function.  The CFI walk
- * stops once the frames kept are there; for the unwinders each capture
- * site learns how many frames it drops, so that only those and the frames
- * kept are unwound.
+ * an explicit libgcc_s.so.1 handle.  Leading frames inside our own text
+ * ("self range") are dropped, so frame #0 is the caller of the
+ * intercepted function.  The CFI walk stops once the frames kept are
+ * there; for the unwinders each capture site learns how many frames it
+ * drops, so that only those and the frames kept are unwound.
  *
  * unw_backtrace() gives every thread a 256 KiB frame cache on its first
  * call (whatever unw_set_caching_policy says): ~90 us of page faults.  A
@@ -111,7 +111,7 @@ static atomic_uint depth = 16;
 #define SITE_WINDOW	16
 static atomic_uint site_state[NSITES];	/* learned | max << 8 | count << 16 */
 static atomic_bool fast;		/* fast_unwind: frame-pointer walk */
-static atomic_bool cfi;			/* our CFI walk before the unwinder */
+static atomic_bool cfi;			/* the CFI walk first */
 static RC_TLS unsigned long cfi_walks, cfi_falls;
 static RC_TLS unsigned thread_captures;
 static RC_TLS uintptr_t stack_lo, stack_hi;	/* stack_hi 1: unknown */

@@ -11,9 +11,9 @@
  * needs is kept: CFA as rsp or rbp + offset, the return address at
  * CFA - 8, rbp saved below CFA or unchanged.  Any other rule for those
  * (expressions, registers, val_*, other offsets) makes the rule "bad",
- * as does anything unknown; other registers' rules are skipped.  Every byte read lies
- * inside the module's PT_LOAD segment that holds .eh_frame_hdr, so a
- * corrupt table cannot make us fault.
+ * as does anything unknown; other registers' rules are skipped.  Every
+ * byte read lies inside the module's PT_LOAD segment that holds
+ * .eh_frame_hdr, so a corrupt table cannot make us fault.
  *
  * Misses take one mutex (rare: once per pc); so do inserts, so that a
  * slot is written by one thread and emptying the cache (after a module
@@ -351,7 +351,7 @@ advance:
 			return false;
 		delta *= c->code_align;
 		if (delta > target - loc)
-			return true;	/* the next row starts above target */
+			return true;	/* the next row is above target */
 		loc += delta;
 		continue;
 restore:
@@ -454,7 +454,7 @@ static uintptr_t find_fde(struct rd *r, uintptr_t hdr, uintptr_t target)
 	table_enc = (unsigned)rd_le(r, 1);
 	if (r->bad || fde_enc == PE_OMIT || count_enc == PE_OMIT ||
 	    table_enc != (PE_DATAREL | 0x0b))
-		return 0;			/* only datarel sdata4 tables */
+		return 0;		/* only datarel sdata4 tables */
 	rd_enc(r, fde_enc, hdr, false);		/* eh_frame_ptr */
 	count = rd_enc(r, count_enc, hdr, false);
 	if (r->bad || !count || count > (1u << 28) || !rd_has(r, count * 8))
@@ -491,7 +491,7 @@ static bool fde_row(struct rd *r, uintptr_t fde, uintptr_t target,
 		return false;
 	len = rd_le(r, 4);
 	if (len == 0xffffffffu)
-		return false;		/* 64-bit DWARF: never in .eh_frame */
+		return false;		/* 64-bit: never in .eh_frame */
 	if (r->bad || !len || !rd_has(r, len))
 		return false;
 	end = (uintptr_t)r->p + len;

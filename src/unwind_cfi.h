@@ -34,7 +34,7 @@
 
 /* The module around a pc, as the miss path needs it. */
 struct rc_cfi_module {
-	uintptr_t text_lo, text_hi;	/* the executable segment holding pc */
+	uintptr_t text_lo, text_hi;	/* the executable segment of pc */
 	uintptr_t hdr;			/* its .eh_frame_hdr; 0: none */
 	uintptr_t lo, hi;		/* the PT_LOAD segment holding hdr */
 	unsigned long long subs;	/* dl_iterate_phdr's unloads */
@@ -61,7 +61,7 @@ bool rc_cfi_module_of(uintptr_t pc, struct rc_cfi_module *mod);
 #define RC_CFI_FROM_BP	8u
 #define RC_CFI_BP_SAVED	16u
 
-#define RC_CFI_BITS	13		/* 8192 slots, 128 KiB, touched lazily */
+#define RC_CFI_BITS	13		/* 8192 slots, 128 KiB, in .bss */
 #define RC_CFI_SLOTS	(1u << RC_CFI_BITS)
 #define RC_CFI_PROBES	8
 

@@ -170,9 +170,10 @@ static void print_stack(const char *what, rc_stack_id id)
 	fprintf(stderr, "%s (%u frames):\n", what, n);
 	for (i = 0; i < n; i++) {
 		if (dladdr((void *)(pcs[i] - 1), &di) && di.dli_sname)
-			fprintf(stderr, "  %#lx %s+%#lx\n", (unsigned long)pcs[i],
-				di.dli_sname,
-				(unsigned long)(pcs[i] - (uintptr_t)di.dli_saddr));
+			fprintf(stderr, "  %#lx %s+%#lx\n",
+				(unsigned long)pcs[i], di.dli_sname,
+				(unsigned long)(pcs[i] -
+						(uintptr_t)di.dli_saddr));
 		else
 			fprintf(stderr, "  %#lx\n", (unsigned long)pcs[i]);
 	}
@@ -247,7 +248,8 @@ START_TEST(test_depths)
 	warm_up();
 	for (i = 0; i < sizeof(depths) / sizeof(depths[0]); i++) {
 		rc_stack_set_depth(depths[i]);
-		check_path("foarfoarfoarfoarfoarfoarfoarfoar", depths[i], false);
+		check_path("foarfoarfoarfoarfoarfoarfoarfoar", depths[i],
+			   false);
 	}
 }
 END_TEST
