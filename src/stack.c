@@ -459,7 +459,8 @@ static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
 		lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && hdr - lo < ph->p_memsz) {
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) &&
+		    hdr - lo < ph->p_memsz) {
 			hdr_lo = lo;
 			hdr_hi = lo + ph->p_memsz;
 		}

@@ -373,6 +373,74 @@ START_TEST(test_corrupt)
 }
 END_TEST
 
+static void put32(uint8_t *p, uint32_t v)
+{
+	memcpy(p, &v, 4);
+}
+
+/*
+ * rc_cfi_parse() on garbage, in a segment between PROT_NONE pages (a
+ * byte read outside it faults): random bytes; then a sound header,
+ * table, CIE and FDE around random lengths and CFA programs, so that
+ * every instruction's bounds are tried.  Every answer must be a rule.
+ */
+START_TEST(test_parse_garbage)
+{
+	const size_t page = 4096, len = 4 * 4096;
+	struct rc_cfi_module m = { 0 };
+	unsigned round, i, seed = 12345, c, f;
+	uint8_t *map, *seg;
+	uintptr_t pc;
+
+	map = mmap(NULL, len + 2 * page, PROT_NONE,
+		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	ck_assert(map != MAP_FAILED);
+	seg = map + page;
+	ck_assert_int_eq(mprotect(seg, len, PROT_READ | PROT_WRITE), 0);
+	m.lo = (uintptr_t)seg;
+	m.hi = m.lo + len;
+#define RND() (seed = seed * 1103515245u + 12345u, seed >> 8)
+	for (round = 0; round < 20000; round++) {
+		for (i = 0; i < len; i++) {
+			seg[i] = (uint8_t)RND();
+			/* Small numbers often: lengths, offsets, opcodes. */
+			if (!(RND() & 3))
+				seg[i] &= 0x0f;
+		}
+		m.hdr = m.lo + RND() % len;
+		pc = m.lo + RND() % len;
+		ck_assert_uint_ne(rc_cfi_parse(pc, &m), 0);
+		/* A sound frame around a random program. */
+		m.hdr = m.lo;
+		memcpy(seg, "\x01\x1b\x03\x3b", 4);
+		put32(seg + 8, 1);			/* fde_count */
+		put32(seg + 12, 0);			/* initial_loc: hdr */
+		c = 64 + RND() % 1024;			/* the CIE */
+		f = c + 64 + RND() % 1024;		/* the FDE */
+		put32(seg + 16, f);
+		put32(seg + c, 18 + RND() % 64);
+		put32(seg + c + 4, 0);
+		/* Then def_cfa rsp+8, the return address at cfa-8. */
+		memcpy(seg + c + 8, "\x01zR\x00\x01\x78\x10\x01\x1b"
+		       "\x0c\x07\x08\x90\x01", 14);
+		put32(seg + f, 12 + RND() % 256);
+		put32(seg + f + 4, f + 4 - c);
+		put32(seg + f + 8, (uint32_t)-(int32_t)(f + 8));
+		put32(seg + f + 12, (uint32_t)len);	/* pc_range */
+		seg[f + 16] = 0;			/* augmentation */
+		if (RND() & 1)
+			seg[f + 16 + 1 + RND() % 8] = 0x0a; /* remember */
+		pc = m.lo + 1 + RND() % (len - 1);
+		ck_assert_uint_ne(rc_cfi_parse(pc, &m), 0);
+		/* The header at the very end of the segment. */
+		m.hdr = m.hi - 1 - RND() % 8;
+		ck_assert_uint_ne(rc_cfi_parse(pc, &m), 0);
+	}
+#undef RND
+	munmap(map, len + 2 * page);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("cfi");
@@ -399,6 +467,7 @@ int main(void)
 	tcase_add_test(tc, test_reload);
 	tcase_add_test(tc, test_unsupported);
 	tcase_add_test(tc, test_corrupt);
+	tcase_add_test(tc, test_parse_garbage);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
