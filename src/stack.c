@@ -1,14 +1,22 @@
 /*
  * stack.c - stack capture and the stack depot.
  *
- * Capture: libunwind's unw_backtrace() from a dlopen(RTLD_LOCAL)ed
- * libunwind.so.8 (never linked: it exports backtrace() and the _Unwind_*
- * ABI; never an unw_step loop: a global lock and 2 syscalls per frame),
- * else libgcc's _Unwind_Backtrace() from an explicit libgcc_s.so.1
- * handle.  Leading frames inside our own text ("self range") are dropped,
- * so frame #0 is the caller of the intercepted function.  Each capture
- * site learns how many frames it drops, so that only those and the frames
- * kept are unwound.
+ * Capture, on x86_64: our own CFI walk (src/unwind_cfi.h), from the
+ * wrapper's frame record (or capture()'s own registers), a cached unwind
+ * rule per return address, each frame checked (CFA above sp and inside
+ * this thread's stack, the return address in a loaded object's text);
+ * it gives libunwind's frames at a fraction of the cost and without a
+ * lock.  A frame it cannot step, or a check that fails, hands that
+ * capture to the unwinder below, so no stack is worse than its.
+ * Elsewhere, and as that fallback: libunwind's unw_backtrace() from a
+ * dlopen(RTLD_LOCAL)ed libunwind.so.8 (never linked: it exports
+ * backtrace() and the _Unwind_* ABI; never an unw_step loop: a global
+ * lock and 2 syscalls per frame), else libgcc's _Unwind_Backtrace() from
+ * an explicit libgcc_s.so.1 handle.  Leading frames inside our own text
+ * ("self range") are dropped, so frame #0 is the caller of the
+ * intercepted function.  The CFI walk stops once the frames kept are
+ * there; for the unwinders each capture site learns how many frames it
+ * drops, so that only those and the frames kept are unwound.
  *
  * unw_backtrace() gives every thread a 256 KiB frame cache on its first
  * call (whatever unw_set_caching_policy says): ~90 us of page faults.  A
@@ -18,15 +26,16 @@
  * fast_unwind: a frame-pointer walk from the wrapper's frame, checked
  * frame by frame (inside this thread's stack, increasing, returning into
  * an executable segment of an object loaded now: a sorted map of them,
- * made again when dl_iterate_phdr's load/unload counters move); it stops
- * at the first frame that fails.
+ * made again when dl_iterate_phdr's load/unload counters move, which
+ * also gives the CFI walk's misses each object's .eh_frame_hdr); it
+ * stops at the first frame that fails.
  *
  * Depot: a fixed array of hash buckets, each a chain of immutable entries
  * carved from mmap()ed arena chunks.  Lookups are lock-free (acquire loads
  * of published pointers); inserts take one mutex, so a stack is stored once
  * and ids are dense.  Id -> entry is a two-level table of mmap()ed pages.
  * Nothing is ever freed.  Capture is not async-signal-safe (libunwind's
- * per-thread cache, our mutex): never from a signal handler.
+ * per-thread cache, our mutexes): never from a signal handler.
  * rc_stack_frames() is lock-free and may be.
  */
 #ifdef HAVE_CONFIG_H
@@ -46,6 +55,7 @@
 
 #include "rdmacheck.h"
 #include "stack.h"
+#include "unwind_cfi.h"
 
 /*
  * Raw frames requested beyond the depth for our own frames: a site's
@@ -101,6 +111,8 @@ static atomic_uint depth = 16;
 #define SITE_WINDOW	16
 static atomic_uint site_state[NSITES];	/* learned | max << 8 | count << 16 */
 static atomic_bool fast;		/* fast_unwind: frame-pointer walk */
+static atomic_bool cfi;			/* the CFI walk first */
+static RC_TLS unsigned long cfi_walks, cfi_falls;
 static RC_TLS unsigned thread_captures;
 static RC_TLS uintptr_t stack_lo, stack_hi;	/* stack_hi 1: unknown */
 static atomic_uintptr_t self_lo, self_hi;
@@ -192,6 +204,9 @@ static void do_init(void)
 		return;
 	}
 	buckets = b;
+#ifdef RC_CFI
+	atomic_store(&cfi, true);
+#endif
 
 #ifdef __SANITIZE_THREAD__
 	/*
@@ -398,11 +413,20 @@ static inline rc_stack_id depot_get(const uintptr_t *pcs, unsigned n)
 	return depot_insert(h, pcs, n);
 }
 
-/* The executable PT_LOAD segments of the loaded objects, sorted. */
+/*
+ * The executable PT_LOAD segments of the loaded objects, sorted; with
+ * each, its object's .eh_frame_hdr and the PT_LOAD segment holding it
+ * (for the CFI unwinder's misses).
+ */
+struct text_seg {
+	uintptr_t lo, hi;
+	uintptr_t hdr, hdr_lo, hdr_hi;	/* hdr 0: no PT_GNU_EH_FRAME */
+};
+
 struct text_map {
 	unsigned n, cap;
 	unsigned long long adds, subs;	/* dl_iterate_phdr's, when made */
-	struct { uintptr_t lo, hi; } r[];
+	struct text_seg r[];
 };
 
 static _Atomic(struct text_map *) texts;
@@ -424,25 +448,47 @@ static int count_cb(struct dl_phdr_info *info, size_t size, void *arg)
 static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
 {
 	struct text_map *m = arg;
+	uintptr_t hdr = 0, hdr_lo = 0, hdr_hi = 0, lo;
 	int i;
 
 	(void)size;
+	for (i = 0; i < info->dlpi_phnum; i++)
+		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
+			hdr = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
+	for (i = 0; hdr && i < info->dlpi_phnum; i++) {
+		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
+
+		lo = info->dlpi_addr + ph->p_vaddr;
+		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) &&
+		    hdr - lo < ph->p_memsz) {
+			hdr_lo = lo;
+			hdr_hi = lo + ph->p_memsz;
+		}
+	}
+	if (!hdr_hi)
+		hdr = 0;
 	for (i = 0; i < info->dlpi_phnum; i++) {
 		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
 
 		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
 			continue;
 		if (m->n < m->cap) {
-			m->r[m->n].lo = info->dlpi_addr + ph->p_vaddr;
-			m->r[m->n].hi = m->r[m->n].lo + ph->p_memsz;
+			struct text_seg *t = &m->r[m->n];
+
+			t->lo = info->dlpi_addr + ph->p_vaddr;
+			t->hi = t->lo + ph->p_memsz;
+			t->hdr = hdr;
+			t->hdr_lo = hdr_lo;
+			t->hdr_hi = hdr_hi;
 		}
 		m->n++;
 	}
 	return 0;
 }
 
-/* The range of m holding pc in *r, or false. */
-static bool in_text(const struct text_map *m, uintptr_t pc, uintptr_t *r)
+/* The segment of m holding pc, or NULL. */
+static const struct text_seg *text_find(const struct text_map *m,
+					uintptr_t pc)
 {
 	unsigned lo = 0, hi = m->n, mid;
 
@@ -455,9 +501,19 @@ static bool in_text(const struct text_map *m, uintptr_t pc, uintptr_t *r)
 			hi = mid;
 	}
 	if (!m->n || pc < m->r[lo].lo || pc >= m->r[lo].hi)
+		return NULL;
+	return &m->r[lo];
+}
+
+/* The range of m holding pc in *r, or false. */
+static bool in_text(const struct text_map *m, uintptr_t pc, uintptr_t *r)
+{
+	const struct text_seg *t = text_find(m, pc);
+
+	if (!t)
 		return false;
-	r[0] = m->r[lo].lo;
-	r[1] = m->r[lo].hi;
+	r[0] = t->lo;
+	r[1] = t->hi;
 	return true;
 }
 
@@ -497,11 +553,10 @@ static const struct text_map *text_current(void)
 		m->n = m->cap;
 	for (i = 1; i < m->n; i++)		/* insertion sort: ~50 */
 		for (j = i; j && m->r[j - 1].lo > m->r[j].lo; j--) {
-			uintptr_t lo = m->r[j].lo, hi = m->r[j].hi;
+			struct text_seg t = m->r[j];
 
 			m->r[j] = m->r[j - 1];
-			m->r[j - 1].lo = lo;
-			m->r[j - 1].hi = hi;
+			m->r[j - 1] = t;
 		}
 	atomic_store_explicit(&texts, m, memory_order_release);
 out:
@@ -509,23 +564,45 @@ out:
 	return m;
 }
 
-/* This thread's stack, found once per thread. */
-static bool thread_stack(uintptr_t *lo, uintptr_t *hi)
+#ifdef RC_CFI
+bool rc_cfi_module_of(uintptr_t pc, struct rc_cfi_module *mod)
+{
+	const struct text_map *m = text_current();
+	const struct text_seg *t = m ? text_find(m, pc - 1) : NULL;
+
+	if (!t)
+		return false;
+	mod->text_lo = t->lo;
+	mod->text_hi = t->hi;
+	mod->hdr = t->hdr;
+	mod->lo = t->hdr_lo;
+	mod->hi = t->hdr_hi;
+	mod->subs = m->subs;
+	return true;
+}
+#endif
+
+/* This thread's stack, found on its first capture. */
+static __attribute__((noinline)) void thread_stack_find(void)
 {
 	pthread_attr_t a;
 	void *addr;
 	size_t size;
 
-	if (RC_UNLIKELY(!stack_hi)) {
-		stack_hi = 1;
-		if (!pthread_getattr_np(pthread_self(), &a)) {
-			if (!pthread_attr_getstack(&a, &addr, &size) && size) {
-				stack_lo = (uintptr_t)addr;
-				stack_hi = stack_lo + size;
-			}
-			pthread_attr_destroy(&a);
+	stack_hi = 1;
+	if (!pthread_getattr_np(pthread_self(), &a)) {
+		if (!pthread_attr_getstack(&a, &addr, &size) && size) {
+			stack_lo = (uintptr_t)addr;
+			stack_hi = stack_lo + size;
 		}
+		pthread_attr_destroy(&a);
 	}
+}
+
+static inline bool thread_stack(uintptr_t *lo, uintptr_t *hi)
+{
+	if (RC_UNLIKELY(!stack_hi))
+		thread_stack_find();
 	*lo = stack_lo;
 	*hi = stack_hi;
 	return stack_hi > 1;
@@ -583,6 +660,90 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 	return n;
 }
 
+#ifdef RC_CFI
+/*
+ * The CFI walk, dropping what capture() drops of unwind()'s frames (raw
+ * frame 0, then those in our text, then the library's, kept when nothing
+ * follows), unwinding at most d + SLACK_MAX raw frames as that loop
+ * does, and no more than d kept ones.  It starts at capture()'s own
+ * frame (pc, sp, bp: its registers at one instruction, raw frame 0), or
+ * with frame (a wrapper's frame pointer: { rbp, return address }, as
+ * fp_walk reads it) at the wrapper's caller: the frames between are all
+ * ours.  Returns how many frames are kept, at raw + *first; -1 when a
+ * frame cannot be stepped or a check fails: the caller then unwinds
+ * with libunwind or libgcc, so a stack is never worse than theirs.
+ */
+__attribute__((noinline, no_sanitize_address)) static int
+cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
+	 uintptr_t *raw, unsigned d, unsigned *first)
+{
+	struct rc_cfi_cursor c = { .pc = pc, .sp = sp, .bp = bp };
+	uintptr_t slo = atomic_load_explicit(&self_lo, memory_order_relaxed);
+	uintptr_t shi = atomic_load_explicit(&self_hi, memory_order_relaxed);
+	uintptr_t lo, hi, f = (uintptr_t)frame;
+	bool (*lib)(uintptr_t) = skip_pc;
+	unsigned n = 0, max = d + SLACK_MAX, k;
+	int skip = -1, all = -1, st = 1;
+
+	if (!thread_stack(&lo, &hi) || sp < lo || sp >= hi)
+		return -1;
+	c.hi = hi;
+	if (f) {
+		if (f < sp || f > hi - 16 || (f & 7))
+			return -1;
+		c.pc = ((const uintptr_t *)f)[1];
+		c.bp = ((const uintptr_t *)f)[0];
+		c.sp = f + 16;
+	} else {
+		raw[n++] = pc;		/* ours: dropped */
+		st = rc_cfi_step(&c);
+		if (st <= 0)
+			return st;
+	}
+	/* Ours, then the library's: stepped over. */
+	for (;;) {
+		raw[n++] = c.pc;
+		if (skip < 0) {
+			if (c.pc - slo >= shi - slo)
+				skip = (int)n - 1;
+		}
+		if (skip >= 0 && !(lib && lib(c.pc))) {
+			all = (int)n - 1;
+			break;
+		}
+		if (n == max)
+			break;
+		st = rc_cfi_step(&c);
+		if (st <= 0) {
+			if (st < 0)
+				return -1;
+			break;		/* the outermost frame */
+		}
+	}
+	/* The frames kept. */
+	if (all >= 0) {
+		k = (unsigned)all + d < max ? (unsigned)all + d : max;
+		while (n < k) {
+			st = rc_cfi_step(&c);
+			if (st <= 0) {
+				if (st < 0)
+					return -1;
+				break;
+			}
+			raw[n++] = c.pc;
+		}
+	}
+	/* The last return address, unless stepped from: into text? */
+	if (st > 0 && !rc_cfi_known(c.pc))
+		return -1;
+	if (skip < 0)
+		return 0;
+	*first = (unsigned)(all >= 0 ? all : skip);
+	k = n - *first;
+	return (int)(k < d ? k : d);
+}
+#endif
+
 /* Raw frame 0 is in our exported caller: always_inline keeps it there. */
 static inline __attribute__((always_inline)) unsigned
 unwind(uintptr_t *raw, unsigned want)
@@ -628,6 +789,26 @@ capture(unsigned site, const void *frame)
 		if (n)
 			return depot_get(raw, n);
 	}
+#ifdef RC_CFI
+	if (atomic_load_explicit(&cfi, memory_order_relaxed) &&
+	    atomic_load_explicit(&uw, memory_order_relaxed) != UW_NONE) {
+		uintptr_t r_pc, r_sp, r_bp;
+		unsigned first = 0;
+		int k;
+
+		/* The walk starts here: pc - 1 lies in the lea. */
+		__asm__ volatile("lea 0(%%rip), %0\n\t"
+				 "mov %%rsp, %1\n\t"
+				 "mov %%rbp, %2"
+				 : "=r"(r_pc), "=r"(r_sp), "=r"(r_bp));
+		k = cfi_walk(r_pc, r_sp, r_bp, frame, raw, d, &first);
+		if (RC_LIKELY(k >= 0)) {
+			cfi_walks++;
+			return k ? depot_get(raw + first, (unsigned)k) : 0;
+		}
+		cfi_falls++;
+	}
+#endif
 	lo = atomic_load_explicit(&self_lo, memory_order_relaxed);
 	hi = atomic_load_explicit(&self_hi, memory_order_relaxed);
 	slot = &site_state[site < NSITES ? site : 0];
@@ -692,6 +873,27 @@ __attribute__((noinline)) rc_stack_id rc_stack_capture_at(unsigned site,
 	return capture(site, frame);
 }
 
+void rc_stack_set_cfi(bool on)
+{
+#ifdef RC_CFI
+	rc_stack_init();
+	atomic_store(&cfi, on);
+#else
+	(void)on;
+#endif
+}
+
+bool rc_stack_cfi(void)
+{
+	return atomic_load(&cfi);
+}
+
+void rc_stack_cfi_counts(unsigned long *walks, unsigned long *fallbacks)
+{
+	*walks = cfi_walks;
+	*fallbacks = cfi_falls;
+}
+
 void rc_stack_set_fast(bool on)
 {
 	atomic_store_explicit(&fast, on, memory_order_relaxed);
@@ -744,6 +946,10 @@ unsigned rc_stack_depot_size(void)
 
 void rc_stack_atfork_child(void)
 {
-	/* The parent's lock may have been held by a thread that is gone. */
+	/* The parent's locks may have been held by a thread that is gone. */
 	pthread_mutex_init(&depot_lock, NULL);
+	pthread_mutex_init(&text_lock, NULL);
+#ifdef RC_CFI
+	rc_cfi_atfork_child();
+#endif
 }

@@ -4,7 +4,9 @@
  * Stacks are captured with libunwind's unw_backtrace (dlopen()ed with
  * RTLD_LOCAL, never linked: libunwind.so.8 exports backtrace() and the
  * _Unwind_* ABI and would take over the host's C++ exceptions), or with
- * libgcc's _Unwind_Backtrace when libunwind is absent.  Each unique stack is
+ * libgcc's _Unwind_Backtrace when libunwind is absent; on x86_64 our own
+ * cached CFI walk (unwind_cfi.h) gives their frames first, and hands a
+ * capture it cannot make to them.  Each unique stack is
  * stored once in an append-only depot; objects keep a 32-bit id.  Raw PCs
  * only: symbolization happens when a report is written (symbolize.h).
  * Never call these from a signal handler.
@@ -50,6 +52,19 @@ rc_stack_id rc_stack_capture_at(unsigned site, const void *frame);
  * frame fails or is librdmacm's, the usual unwinder runs.
  */
 void rc_stack_set_fast(bool on);
+
+/*
+ * The CFI walk (x86_64; src/unwind_cfi.h): on by default, it steps each
+ * frame by a cached rule read from its module's .eh_frame and gives the
+ * default unwinder's frames; a frame it cannot step makes that capture
+ * use the default unwinder instead.  Off: every capture uses the default
+ * unwinder.  For tests and measurements; not meant to race with
+ * captures.  rc_stack_cfi_counts() gives the calling thread's captures
+ * that the walk made and those it handed to the unwinder.
+ */
+void rc_stack_set_cfi(bool on);
+bool rc_stack_cfi(void);
+void rc_stack_cfi_counts(unsigned long *walks, unsigned long *fallbacks);
 
 /*
  * Store (or find) a stack given its frames; at most RC_STACK_MAX_DEPTH are
