@@ -102,17 +102,25 @@ struct module {
 	size_t nseqs, seqs_cap;
 	struct lfile *files;
 	size_t nfiles, files_cap;
-	/* Line tables are read a unit at a time, when a pc needs one. */
+	/*
+	 * Line tables are read a unit at a time, when a pc needs one; a
+	 * compressed .debug_line is inflated only as far as that unit
+	 * (dlz: dl.size grows), .debug_str only if a unit names a string
+	 * in it.
+	 */
 	struct span dl, line_str, str;	/* .debug_line and its strings */
+	struct zsec *dlz;		/* NULL: dl is all there */
+	const struct span *limg;	/* the file they are in */
+	bool str_done;
 	bool lines_all;			/* all read (or none can be) */
 	struct arange *ar;		/* by lo */
 	size_t nar;
 	uint64_t *units;		/* offsets of the .debug_line units */
-	size_t nunits;
-	struct arange *ustart;		/* each unit's first address (lo;
-					 * unit: its index), by address */
-	size_t nustart;
+	uint64_t *ufirst;		/* each one's first address, or 0 */
 	uint8_t *unit_done;
+	size_t nunits, units_cap, ufirst_cap, done_cap;
+	size_t scan_off;		/* where the next unit header is */
+	bool scan_end;			/* no more units after it */
 	size_t units_read;
 	struct span maps[MAX_MAPS];	/* what to munmap on free */
 	unsigned nmaps;
@@ -134,10 +142,40 @@ static struct cache_ent *cache;
 static size_t cache_cap, cache_used;
 static char *exe_path;
 
-typedef int (*uncompress_fn)(unsigned char *dst, unsigned long *dlen,
-			     const unsigned char *src, unsigned long slen);
-static uncompress_fn p_uncompress;
+/*
+ * libz.so.1 is dlopen()ed (no build dependency), so its z_stream is
+ * mirrored here: the layout of zlib's ABI 1 (zlib.h, unchanged since
+ * 1.0), which inflateInit2_() checks by its size and version "1".
+ */
+struct zstream {
+	const uint8_t *next_in;
+	unsigned avail_in;
+	unsigned long total_in;
+	uint8_t *next_out;
+	unsigned avail_out;
+	unsigned long total_out;
+	const char *msg;
+	void *state;
+	void *zalloc, *zfree, *opaque;
+	int data_type;
+	unsigned long adler, reserved;
+};
+
+enum { Z_OK = 0, Z_STREAM_END = 1, Z_NO_FLUSH = 0 };
+
+static int (*p_inflate_init2)(struct zstream *z, int wbits,
+			      const char *version, int size);
+static int (*p_inflate)(struct zstream *z, int flush);
+static int (*p_inflate_end)(struct zstream *z);
 static bool zlib_tried;
+
+/* A compressed section inflated as far as its readers have needed. */
+struct zsec {
+	struct zstream z;
+	uint8_t *buf;			/* ch_size bytes, mmap()ed */
+	size_t cap;			/* ch_size */
+	bool live;			/* z is initialised, not at its end */
+};
 
 /* ---------------------------------------------------------------- ELF */
 
@@ -269,48 +307,134 @@ static void load_zlib(void)
 		return;
 	zlib_tried = true;
 	h = dlopen("libz.so.1", RTLD_NOW | RTLD_LOCAL);
-	if (h)
-		p_uncompress = (uncompress_fn)dlsym(h, "uncompress");
+	if (!h)
+		return;
+	p_inflate_init2 = (int (*)(struct zstream *, int, const char *,
+				   int))dlsym(h, "inflateInit2_");
+	p_inflate = (int (*)(struct zstream *, int))dlsym(h, "inflate");
+	p_inflate_end = (int (*)(struct zstream *))dlsym(h, "inflateEnd");
+	if (!p_inflate || !p_inflate_end)
+		p_inflate_init2 = NULL;
 }
 
-/* Named section contents, inflated if SHF_COMPRESSED (zlib only). */
-static bool elf_section(struct module *m, const struct span *img,
-			const char *name, struct span *out)
+/*
+ * Start inflating compressed section s (raw: its bytes).  The zlib
+ * header is checked here and the deflate data after it inflated raw
+ * (window bits -15): zlib's adler32 of the output would cost a sixth of
+ * the inflation, and the readers bounds-check every byte anyway, so
+ * corrupt data gives wrong or no names, never a crash.
+ */
+static struct zsec *zsec_open(const Elf64_Shdr *s, const struct span *raw)
+{
+	const Elf64_Chdr *ch = (const Elf64_Chdr *)raw->p;
+	const uint8_t *d = raw->p + sizeof(*ch);
+	struct zsec *zs;
+
+	if (raw->size < sizeof(*ch) + 2 || (s->sh_offset & 7) ||
+	    ch->ch_type != ELFCOMPRESS_ZLIB || !ch->ch_size ||
+	    ch->ch_size > (1ull << 32) ||
+	    raw->size - sizeof(*ch) - 2 > UINT32_MAX)
+		return NULL;
+	/* CMF, FLG: deflate, a window of at most 32 KiB, no dictionary. */
+	if ((d[0] & 0x0f) != 8 || (d[0] >> 4) > 7 || (d[1] & 0x20) ||
+	    ((unsigned)d[0] << 8 | d[1]) % 31)
+		return NULL;
+	load_zlib();
+	if (!p_inflate_init2)
+		return NULL;
+	zs = calloc(1, sizeof(*zs));
+	if (!zs)
+		return NULL;
+	zs->buf = mmap(NULL, ch->ch_size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (zs->buf == MAP_FAILED) {
+		free(zs);
+		return NULL;
+	}
+	zs->cap = ch->ch_size;
+	zs->z.next_in = d + 2;
+	zs->z.avail_in = (unsigned)(raw->size - sizeof(*ch) - 2);
+	if (p_inflate_init2(&zs->z, -15, "1.2.13", (int)sizeof(zs->z))) {
+		munmap(zs->buf, zs->cap);
+		free(zs);
+		return NULL;
+	}
+	zs->live = true;
+	return zs;
+}
+
+/* Inflate until want bytes are out (or all, or an error); how many are. */
+static size_t zsec_fill(struct zsec *zs, size_t want)
+{
+	if (want > zs->cap)
+		want = zs->cap;
+	while (zs->live && zs->z.total_out < want) {
+		size_t room = zs->cap - zs->z.total_out;
+		int ret;
+
+		zs->z.next_out = zs->buf + zs->z.total_out;
+		zs->z.avail_out = room > (1u << 30) ? 1u << 30 : room;
+		ret = p_inflate(&zs->z, Z_NO_FLUSH);
+		if (ret != Z_OK || !zs->z.avail_in) {
+			/* The end, an error, or nothing more to read. */
+			p_inflate_end(&zs->z);
+			zs->live = false;
+		}
+	}
+	return zs->z.total_out;
+}
+
+static void zsec_free(struct zsec *zs)
+{
+	if (!zs)
+		return;
+	if (zs->live)
+		p_inflate_end(&zs->z);
+	free(zs);
+}
+
+/*
+ * Named section contents, inflated if SHF_COMPRESSED (zlib only).  With
+ * lazy, a compressed one is only started: *lazy gets its stream, out its
+ * buffer with the size inflated so far (0); else it is inflated whole.
+ */
+static bool elf_section_z(struct module *m, const struct span *img,
+			  const char *name, struct span *out,
+			  struct zsec **lazy)
 {
 	const Elf64_Shdr *s = elf_find(img, name, SHT_NULL);
-	const Elf64_Chdr *ch;
 	struct span raw;
-	unsigned long dlen;
-	void *buf;
+	struct zsec *zs;
+	bool ok;
 
+	if (lazy)
+		*lazy = NULL;
 	if (!s || !sec_span(img, s, &raw))
 		return false;
 	if (!(s->sh_flags & SHF_COMPRESSED)) {
 		*out = raw;
 		return true;
 	}
-	ch = (const Elf64_Chdr *)raw.p;
-	if (raw.size < sizeof(*ch) || (s->sh_offset & 7) ||
-	    ch->ch_type != ELFCOMPRESS_ZLIB || !ch->ch_size ||
-	    ch->ch_size > (1ull << 32) || m->nmaps >= MAX_MAPS)
+	if (m->nmaps >= MAX_MAPS || !(zs = zsec_open(s, &raw)))
 		return false;
-	load_zlib();
-	if (!p_uncompress)
-		return false;
-	buf = mmap(NULL, ch->ch_size, PROT_READ | PROT_WRITE,
-		   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (buf == MAP_FAILED)
-		return false;
-	dlen = ch->ch_size;
-	if (p_uncompress(buf, &dlen, raw.p + sizeof(*ch),
-			 raw.size - sizeof(*ch)) || dlen != ch->ch_size) {
-		munmap(buf, ch->ch_size);
-		return false;
+	module_add_map(m, zs->buf, zs->cap);
+	out->p = zs->buf;
+	if (lazy) {
+		out->size = 0;
+		*lazy = zs;
+		return true;
 	}
-	module_add_map(m, buf, ch->ch_size);
-	out->p = buf;
-	out->size = dlen;
-	return true;
+	out->size = zsec_fill(zs, zs->cap);
+	/* Whole or nothing, as the readers of these sections expect. */
+	ok = out->size == zs->cap;
+	zsec_free(zs);
+	return ok;
+}
+
+static bool elf_section(struct module *m, const struct span *img,
+			const char *name, struct span *out)
+{
+	return elf_section_z(m, img, name, out, NULL);
 }
 
 /* .gnu_debuglink: <dir>/<name>, <dir>/.debug/<name>, /usr/lib/debug<dir>. */
@@ -599,9 +723,19 @@ static void rd_skip(struct rd *r, uint64_t n)
 
 struct lctx {
 	struct module *m;
-	struct span line_str, str;
 	unsigned offsz;
 };
+
+/* .debug_str, inflated when a line table first names a string there. */
+static const struct span *debug_str(struct module *m)
+{
+	if (!m->str_done) {
+		m->str_done = true;
+		if (!elf_section(m, m->limg, ".debug_str", &m->str))
+			m->str.p = NULL;
+	}
+	return &m->str;
+}
 
 /* One DW_FORM value of a v5 entry; false for forms we cannot size. */
 static bool rd_form(struct rd *r, const struct lctx *c, uint64_t form,
@@ -614,10 +748,10 @@ static bool rd_form(struct rd *r, const struct lctx *c, uint64_t form,
 		*s = rd_str(r);
 		break;
 	case DW_FORM_line_strp:
-		*s = span_str(&c->line_str, rd_u(r, c->offsz));
+		*s = span_str(&c->m->line_str, rd_u(r, c->offsz));
 		break;
 	case DW_FORM_strp:
-		*s = span_str(&c->str, rd_u(r, c->offsz));
+		*s = span_str(debug_str(c->m), rd_u(r, c->offsz));
 		break;
 	case DW_FORM_udata:
 		*val = rd_uleb(r);
@@ -1123,46 +1257,91 @@ static uint64_t unit_first_addr(const uint8_t *p, const uint8_t *end,
 	return 0;
 }
 
-/* Where each .debug_line unit starts, and its first address: from the
- * headers and first opcodes only. */
+/* More of a compressed .debug_line: want bytes, or all; false if none. */
+static bool dl_more(struct module *m, size_t want)
+{
+	size_t had = m->dl.size;
+
+	if (!m->dlz)
+		return false;
+	m->dl.size = zsec_fill(m->dlz, want);
+	if (!m->dlz->live) {
+		zsec_free(m->dlz);
+		m->dlz = NULL;
+	}
+	return m->dl.size > had;
+}
+
+/*
+ * Where each .debug_line unit there is so far starts, and its first
+ * address: from the headers and first opcodes only.  False when out of
+ * memory (then lines_for() reads everything).
+ */
 static bool scan_units(struct module *m)
 {
-	struct rd r = { m->dl.p, m->dl.p + m->dl.size, false };
-	size_t cap = 0, scap = 0, ns = 0;
+	struct rd r = { m->dl.p + m->scan_off, m->dl.p + m->dl.size, false };
 
-	while (r.p < r.end) {
-		uint64_t off = (uint64_t)(r.p - m->dl.p), len, a;
+	while (!m->scan_end && r.p < r.end) {
+		uint64_t off = (uint64_t)(r.p - m->dl.p), len;
 		unsigned offsz;
 
-		if (!rd_unit_len(&r, &len, &offsz))
+		if (!rd_unit_len(&r, &len, &offsz)) {
+			/* Not all there yet, or the end of the walk. */
+			m->scan_end = !m->dlz;
 			break;
-		if (!grow((void **)&m->units, &cap, m->nunits + 1,
-			  sizeof(*m->units)))
-			return false;
-		a = unit_first_addr(r.p, r.p + len, offsz);
-		if (a) {
-			if (!grow((void **)&m->ustart, &scap, ns + 1,
-				  sizeof(*m->ustart)))
-				return false;
-			m->ustart[ns].lo = a;
-			m->ustart[ns++].unit = m->nunits;
 		}
+		if (!grow((void **)&m->units, &m->units_cap, m->nunits + 1,
+			  sizeof(*m->units)) ||
+		    !grow((void **)&m->ufirst, &m->ufirst_cap, m->nunits + 1,
+			  sizeof(*m->ufirst)) ||
+		    !grow((void **)&m->unit_done, &m->done_cap,
+			  m->nunits + 1, 1))
+			return false;
+		m->ufirst[m->nunits] = unit_first_addr(r.p, r.p + len, offsz);
+		m->unit_done[m->nunits] = 0;
 		m->units[m->nunits++] = off;
 		r.p += len;
+		m->scan_off = (size_t)(r.p - m->dl.p);
 	}
-	if (ns)
-		qsort(m->ustart, ns, sizeof(*m->ustart), ar_cmp);
-	m->nustart = ns;
-	m->unit_done = calloc(m->nunits ? m->nunits : 1, 1);
-	return m->unit_done != NULL;
+	if (!m->dlz && r.p >= r.end)
+		m->scan_end = true;
+	return true;
 }
 
 static void read_all_units(struct module *m);
 
+/*
+ * The next piece of a compressed .debug_line (64 KiB), and its units;
+ * false at the end, or when out of memory: then all are read.
+ */
+static bool more_units(struct module *m)
+{
+	size_t n = m->nunits;
+
+	for (;;) {
+		if (!scan_units(m)) {
+			read_all_units(m);
+			return false;
+		}
+		if (m->nunits > n)
+			return true;
+		if (!dl_more(m, m->dl.size + (64u << 10)))
+			return false;
+	}
+}
+
+/* The number of units: so far, or as many again per byte to come. */
+static size_t units_expected(const struct module *m)
+{
+	if (!m->dlz || !m->dl.size)
+		return m->nunits;
+	return (size_t)((double)m->nunits * m->dlz->cap / m->dl.size);
+}
+
 /* Read unit i (once), keeping the sequences sorted. */
 static void read_unit(struct module *m, size_t i)
 {
-	struct lctx c = { .m = m, .line_str = m->line_str, .str = m->str };
+	struct lctx c = { .m = m };
 	struct rd r = { m->dl.p + m->units[i], m->dl.p + m->dl.size, false };
 	size_t nseqs = m->nseqs;
 
@@ -1170,7 +1349,7 @@ static void read_unit(struct module *m, size_t i)
 		return;
 	/* Each unit read re-sorts the sequences: past 64 units and an
 	 * eighth of them, one pass over the rest is cheaper. */
-	if (++m->units_read > 64 && m->units_read * 8 > m->nunits) {
+	if (++m->units_read > 64 && m->units_read * 8 > units_expected(m)) {
 		read_all_units(m);
 		return;
 	}
@@ -1183,25 +1362,30 @@ static void read_unit(struct module *m, size_t i)
 /* Read every unit not read yet: without aranges, or when they mislead. */
 static void read_all_units(struct module *m)
 {
-	struct lctx c = { .m = m, .line_str = m->line_str, .str = m->str };
-	struct rd r = { m->dl.p, m->dl.p + m->dl.size, false };
+	struct lctx c = { .m = m };
+	struct rd r;
 	size_t i;
 
 	m->lines_all = true;
-	if (!m->unit_done) {
-		while (r.p < r.end && !r.err)
-			if (!parse_unit(&c, &r))
-				break;
-	} else {
-		for (i = 0; i < m->nunits; i++) {
-			if (m->unit_done[i])
-				continue;
-			m->unit_done[i] = 1;
-			r.p = m->dl.p + m->units[i];
-			r.err = false;
-			parse_unit(&c, &r);
-		}
+	dl_more(m, SIZE_MAX);
+	if (m->nar && !scan_units(m))
+		m->scan_end = false;	/* out of memory: the rest in one */
+	for (i = 0; i < m->nunits; i++) {
+		if (m->unit_done[i])
+			continue;
+		m->unit_done[i] = 1;
+		r.p = m->dl.p + m->units[i];
+		r.end = m->dl.p + m->dl.size;
+		r.err = false;
+		parse_unit(&c, &r);
 	}
+	/* Past the units listed (all of them without aranges). */
+	r.p = m->dl.p + m->scan_off;
+	r.end = m->dl.p + m->dl.size;
+	r.err = false;
+	while (r.p < r.end && !r.err)
+		if (!parse_unit(&c, &r))
+			break;
 	if (m->nseqs)
 		qsort(m->seqs, m->nseqs, sizeof(*m->seqs), seq_cmp);
 }
@@ -1211,25 +1395,19 @@ static void load_lines(struct module *m)
 	const struct span *img = &m->img;
 
 	m->lines_done = true;
-	if (!elf_section(m, img, ".debug_line", &m->dl)) {
+	if (!elf_section_z(m, img, ".debug_line", &m->dl, &m->dlz)) {
 		img = &m->dbg;
-		if (!elf_section(m, img, ".debug_line", &m->dl)) {
+		if (!elf_section_z(m, img, ".debug_line", &m->dl, &m->dlz)) {
 			m->lines_all = true;
 			return;
 		}
 	}
+	m->limg = img;
 	if (!elf_section(m, img, ".debug_line_str", &m->line_str))
 		m->line_str.p = NULL;
-	if (!elf_section(m, img, ".debug_str", &m->str))
-		m->str.p = NULL;
 	if (getenv("RDMACHECK_SYMBOLIZE_ALL_LINES"))
 		return;		/* tests: the whole-section reader */
 	load_aranges(m, img);
-	if (m->nar && !scan_units(m)) {
-		free(m->units);
-		m->units = NULL;
-		m->nunits = 0;
-	}
 }
 
 static const char *file_path(struct lfile *f)
@@ -1290,18 +1468,24 @@ static const struct lrow *find_row(const struct module *m, uint64_t key)
 }
 
 /*
- * Make sure the unit that covers key is read: the one .debug_aranges
- * names by number, else a neighbour (a unit without aranges shifts the
- * numbers), else all of them, as without aranges.
+ * Make sure the unit that covers key is read: the one whose first
+ * address is the last at or below key, most often, else the one
+ * .debug_aranges names by number, or a neighbour (a unit without aranges
+ * shifts the numbers), else all of them, as without aranges.  Of a
+ * compressed .debug_line, only as much is inflated as the units known so
+ * far need: up to the unit of that number, then more while key is not
+ * found.  glibc's csu/ units, those of every stack's first frames, come
+ * early in libc's.
  */
 static void lines_for(struct module *m, uint64_t key)
 {
 	static const int near[] = { 0, -1, 1, -2, 2 };
-	size_t lo = 0, hi = m->nar, i;
+	size_t lo = 0, hi = m->nar, i, seen = 0, best = SIZE_MAX;
+	uint64_t j;
 
 	if (m->lines_all || find_row(m, key))
 		return;
-	if (!m->unit_done) {
+	if (!m->nar) {
 		read_all_units(m);
 		return;
 	}
@@ -1317,35 +1501,35 @@ static void lines_for(struct module *m, uint64_t key)
 		read_all_units(m);	/* no unit claims key */
 		return;
 	}
-	/* The unit that starts last at or below key, most often. */
-	if (m->nustart) {
-		size_t a = 0, b = m->nustart;
-
-		while (a < b) {
-			size_t mid = a + (b - a) / 2;
-
-			if (m->ustart[mid].lo <= key)
-				a = mid + 1;
-			else
-				b = mid;
-		}
-		if (a) {
-			read_unit(m, m->ustart[a - 1].unit);
-			if (find_row(m, key))
+	j = m->ar[lo - 1].unit;
+	while (m->nunits <= j + 2 && more_units(m))
+		;
+	while (!m->lines_all) {
+		/* The best start among the units found since last time. */
+		for (; seen < m->nunits; seen++)
+			if (m->ufirst[seen] && m->ufirst[seen] <= key &&
+			    (best == SIZE_MAX ||
+			     m->ufirst[seen] >= m->ufirst[best]))
+				best = seen;
+		if (best != SIZE_MAX) {
+			read_unit(m, best);
+			if (m->lines_all || find_row(m, key))
 				return;
 		}
-	}
-	/* Else by the aranges' unit numbers, and their neighbours. */
-	for (i = 0; i < sizeof(near) / sizeof(near[0]); i++) {
-		uint64_t j = m->ar[lo - 1].unit + near[i];
+		for (i = 0; i < sizeof(near) / sizeof(near[0]); i++) {
+			uint64_t k = j + near[i];
 
-		if (j >= m->nunits)
-			continue;
-		read_unit(m, j);
-		if (find_row(m, key))
-			return;
+			if (k >= m->nunits)
+				continue;
+			read_unit(m, k);
+			if (m->lines_all || find_row(m, key))
+				return;
+		}
+		if (!more_units(m))
+			break;
 	}
-	read_all_units(m);
+	if (!m->lines_all)
+		read_all_units(m);
 }
 
 static void lookup_line(struct module *m, uint64_t key, struct rc_frame *out)
@@ -1376,10 +1560,11 @@ static void module_free(struct module *m)
 			free((char *)m->syms[i].name);
 	for (i = 0; i < m->nmaps; i++)
 		munmap((void *)m->maps[i].p, m->maps[i].size);
+	zsec_free(m->dlz);
 	free(m->files);
 	free(m->ar);
 	free(m->units);
-	free(m->ustart);
+	free(m->ufirst);
 	free(m->unit_done);
 	free(m->rows);
 	free(m->seqs);
