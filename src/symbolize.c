@@ -66,6 +66,11 @@ struct sym {
 	bool owned;			/* name is a malloc()ed copy */
 };
 
+struct oname {
+	struct oname *next;
+	char s[];
+};
+
 struct lrow {
 	uint64_t addr;
 	uint32_t file;			/* index in module files, or NO_FILE */
@@ -94,6 +99,13 @@ struct module {
 	char *path;
 	struct span img, dbg;		/* the file, its debug file */
 	bool syms_done, lines_done;
+	/* The symbol table names come from, scanned for a module's first
+	 * SCAN_LOOKUPS pcs, then sorted into syms. */
+	const Elf64_Sym *stab;
+	size_t nstab;
+	struct span sstr;
+	unsigned scans;
+	struct oname *onames;		/* names copied by the scans */
 	struct sym *syms;
 	size_t nsyms;
 	struct lrow *rows;
@@ -523,34 +535,82 @@ static int sym_cmp(const void *a, const void *b)
 	return y->rank - x->rank;
 }
 
-static bool load_symtab(struct module *m, const struct span *img,
-			uint32_t type)
+/*
+ * A sorted table costs libc6-dbg's 10^4 symbols 6.6 M instructions; a
+ * scan of them for one pc about 0.1 M: the first pcs of a module (a
+ * report has a handful per module) are looked up by scanning.
+ */
+#define SCAN_LOOKUPS	16
+
+/* The symbol table of type in img, if it is a sane one. */
+static bool symtab_find(const struct span *img, uint32_t type,
+			struct span *tab, struct span *strs)
 {
 	const Elf64_Shdr *sh, *s = elf_find(img, NULL, type);
-	struct span tab, strs;
-	const Elf64_Sym *es;
-	size_t nsh, n, i, k;
+	size_t nsh = elf_shnum(img, &sh);
 
-	nsh = elf_shnum(img, &sh);
-	if (!s || s->sh_entsize != sizeof(Elf64_Sym) || s->sh_link >= nsh ||
-	    (s->sh_offset & 7) ||
-	    !sec_span(img, s, &tab) || !sec_span(img, &sh[s->sh_link], &strs))
-		return false;
-	es = (const Elf64_Sym *)tab.p;
-	n = tab.size / sizeof(*es);
+	return s && s->sh_entsize == sizeof(Elf64_Sym) && s->sh_link < nsh &&
+	       !(s->sh_offset & 7) && sec_span(img, s, tab) &&
+	       sec_span(img, &sh[s->sh_link], strs);
+}
+
+/* A function symbol with a name (*name), else NULL. */
+static const char *sym_name(const Elf64_Sym *es, const struct span *strs)
+{
+	unsigned t = ELF64_ST_TYPE(es->st_info);
+	const char *name;
+
+	if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
+	    es->st_shndx == SHN_UNDEF || !es->st_value)
+		return NULL;
+	name = span_str(strs, es->st_name);
+	return name && *name ? name : NULL;
+}
+
+static int sym_rank(const Elf64_Sym *es)
+{
+	unsigned bind = ELF64_ST_BIND(es->st_info);
+
+	return bind == STB_GLOBAL ? 2 : bind == STB_WEAK;
+}
+
+/* The first table with a function symbol: .symtab, the debug file's,
+ * .dynsym. */
+static void pick_symtab(struct module *m)
+{
+	const struct span *img[] = { &m->img, &m->dbg, &m->img };
+	const uint32_t type[] = { SHT_SYMTAB, SHT_SYMTAB, SHT_DYNSYM };
+	struct span tab, strs;
+	unsigned t;
+	size_t i, n;
+
+	for (t = 0; t < RC_ARRAY_SIZE(type); t++) {
+		if (!symtab_find(img[t], type[t], &tab, &strs))
+			continue;
+		n = tab.size / sizeof(Elf64_Sym);
+		for (i = 0; i < n; i++) {
+			if (sym_name((const Elf64_Sym *)tab.p + i, &strs)) {
+				m->stab = (const Elf64_Sym *)tab.p;
+				m->nstab = n;
+				m->sstr = strs;
+				return;
+			}
+		}
+	}
+}
+
+static bool load_symtab(struct module *m)
+{
+	const Elf64_Sym *es = m->stab;
+	size_t n = m->nstab, i, k;
+
 	m->syms = calloc(n ? n : 1, sizeof(*m->syms));
 	if (!m->syms)
 		return false;
 	for (i = k = 0; i < n; i++) {
-		unsigned t = ELF64_ST_TYPE(es[i].st_info);
-		unsigned bind = ELF64_ST_BIND(es[i].st_info);
-		const char *name;
+		const char *name = sym_name(&es[i], &m->sstr);
 
-		if ((t != STT_FUNC && t != STT_GNU_IFUNC) ||
-		    es[i].st_shndx == SHN_UNDEF || !es[i].st_value)
-			continue;
-		name = span_str(&strs, es[i].st_name);
-		if (!name || !*name)
+		if (!name)
 			continue;
 		/* "__libc_start_main@@GLIBC_2.34": drop the version. */
 		if (strchr(name, '@') && name[0] != '@') {
@@ -562,7 +622,7 @@ static bool load_symtab(struct module *m, const struct span *img,
 		m->syms[k].addr = es[i].st_value;
 		m->syms[k].size = es[i].st_size;
 		m->syms[k].name = name;
-		m->syms[k].rank = bind == STB_GLOBAL ? 2 : bind == STB_WEAK;
+		m->syms[k].rank = sym_rank(&es[i]);
 		k++;
 	}
 	if (!k) {
@@ -585,16 +645,94 @@ static bool load_symtab(struct module *m, const struct span *img,
 static void load_syms(struct module *m)
 {
 	m->syms_done = true;
-	if (load_symtab(m, &m->img, SHT_SYMTAB) ||
-	    load_symtab(m, &m->dbg, SHT_SYMTAB))
-		return;
-	load_symtab(m, &m->img, SHT_DYNSYM);
+	pick_symtab(m);
+	if (m->stab && getenv("RDMACHECK_SYMBOLIZE_ALL_LINES"))
+		load_symtab(m);		/* tests: sorted from the first pc */
 }
 
-static const char *lookup_sym(const struct module *m, uint64_t key)
+/* Tests: every lookup by scanning (what the sorted table must match). */
+static bool getenv_scan(void)
 {
-	size_t lo = 0, hi = m->nsyms, i, k;
+	return getenv("RDMACHECK_SYMBOLIZE_SCAN_SYMS") != NULL;
+}
 
+/* What lookup_sym() finds in the sorted table: the (at most) four
+ * highest addresses at or below key, each with its preferred symbol. */
+static const char *scan_sym(struct module *m, uint64_t key)
+{
+	struct sym best[4];
+	unsigned nb = 0, b, k;
+	struct oname *on;
+	const char *name, *at;
+	size_t i;
+
+	for (i = 0; i < m->nstab; i++) {
+		const Elf64_Sym *es = &m->stab[i];
+		struct sym c;
+
+		if (es->st_value > key ||
+		    (nb == 4 && es->st_value < best[3].addr) ||
+		    !(name = sym_name(es, &m->sstr)))
+			continue;
+		c.addr = es->st_value;
+		c.size = es->st_size;
+		c.name = name;
+		c.rank = sym_rank(es);
+		for (b = 0; b < nb && best[b].addr > c.addr; b++)
+			;
+		if (b < nb && best[b].addr == c.addr) {
+			/* Sized first, then by binding, then the first. */
+			if (sym_cmp(&c, &best[b]) < 0)
+				best[b] = c;
+			continue;
+		}
+		if (b == 4)
+			continue;
+		if (nb < 4)
+			nb++;
+		memmove(&best[b + 1], &best[b], (nb - 1 - b) * sizeof(*best));
+		best[b] = c;
+	}
+	if (!nb)
+		return NULL;
+	name = NULL;
+	if (!best[0].size) {
+		name = best[0].name;	/* unsized: nearest preceding */
+	} else {
+		for (k = 0; k < nb && !name; k++)
+			if (best[k].size && key - best[k].addr < best[k].size)
+				name = best[k].name;
+	}
+	if (!name || !(at = strchr(name, '@')) || name[0] == '@')
+		return name;
+	/* Versioned: a copy without the version, kept with the module. */
+	on = malloc(sizeof(*on) + (size_t)(at - name) + 1);
+	if (!on)
+		return NULL;
+	memcpy(on->s, name, (size_t)(at - name));
+	on->s[at - name] = 0;
+	on->next = m->onames;
+	m->onames = on;
+	return on->s;
+}
+
+static const char *lookup_sym(struct module *m, uint64_t key)
+{
+	size_t lo = 0, hi, i, k;
+
+	if (!m->syms) {
+		if (!m->stab)
+			return NULL;
+		if (m->scans < SCAN_LOOKUPS || getenv_scan()) {
+			m->scans++;
+			return scan_sym(m, key);
+		}
+		if (!load_symtab(m)) {
+			m->stab = NULL;
+			return NULL;
+		}
+	}
+	hi = m->nsyms;
 	while (lo < hi) {		/* first symbol above key */
 		size_t mid = lo + (hi - lo) / 2;
 
@@ -1553,6 +1691,12 @@ static void module_free(struct module *m)
 
 	if (!m)
 		return;
+	while (m->onames) {
+		struct oname *on = m->onames;
+
+		m->onames = on->next;
+		free(on);
+	}
 	for (i = 0; i < m->nfiles; i++)
 		free(m->files[i].path);
 	for (i = 0; i < m->nsyms; i++)
