@@ -381,7 +381,7 @@ static size_t zsec_fill(struct zsec *zs, size_t want)
 	if (want > zs->cap)
 		want = zs->cap;
 	while (zs->live && zs->z.total_out < want) {
-		size_t room = zs->cap - zs->z.total_out;
+		size_t room = want - zs->z.total_out;
 		int ret;
 
 		zs->z.next_out = zs->buf + zs->z.total_out;
