@@ -125,8 +125,10 @@ struct module {
 	const struct span *limg;	/* the file they are in */
 	bool str_done;
 	bool lines_all;			/* all read (or none can be) */
-	struct arange *ar;		/* by lo */
+	struct arange *ar;		/* by lo once ar_sorted */
 	size_t nar;
+	bool ar_sorted;
+	unsigned ar_scans;
 	uint64_t *units;		/* offsets of the .debug_line units */
 	uint64_t *ufirst;		/* each one's first address, or 0 */
 	uint8_t *unit_done;
@@ -1320,6 +1322,21 @@ static void load_aranges(struct module *m, const struct span *img)
 	}
 	if (!n)
 		goto fail;
+	m->nar = n;
+	/* The sets come in the order of their units, most often: then
+	 * their ranks are counted, not sorted out. */
+	for (i = 1; i < n && m->ar[i - 1].unit <= m->ar[i].unit; i++)
+		;
+	if (i == n) {
+		uint64_t prev = m->ar[0].unit, rank = 0;
+
+		for (i = 0; i < n; i++) {
+			rank += m->ar[i].unit != prev;
+			prev = m->ar[i].unit;
+			m->ar[i].unit = rank;
+		}
+		return;
+	}
 	offs = malloc(n * sizeof(*offs));
 	if (!offs)
 		goto fail;
@@ -1332,12 +1349,45 @@ static void load_aranges(struct module *m, const struct span *img)
 	for (i = 0; i < n; i++)
 		m->ar[i].unit = rank_of(offs, cap, m->ar[i].unit);
 	free(offs);
-	qsort(m->ar, n, sizeof(*m->ar), ar_cmp);
-	m->nar = n;
 	return;
 fail:
 	free(m->ar);
 	m->ar = NULL;
+	m->nar = 0;
+}
+
+/*
+ * The range that claims key (the last one to start at or below it),
+ * or NULL.  Sorting libc's 4500 ranges costs more than a scan of them
+ * for each of a report's few pcs that a unit read so far does not
+ * cover: they are sorted from the SCAN_LOOKUPS'th such pc.
+ */
+static const struct arange *find_arange(struct module *m, uint64_t key)
+{
+	const struct arange *a = NULL;
+	size_t lo = 0, hi = m->nar, i;
+
+	if (!m->ar_sorted && m->ar_scans < SCAN_LOOKUPS) {
+		m->ar_scans++;
+		/* As the (stable) sort would order them: ties, the last. */
+		for (i = 0; i < m->nar; i++)
+			if (m->ar[i].lo <= key && (!a || m->ar[i].lo >= a->lo))
+				a = &m->ar[i];
+		return a && key < a->hi ? a : NULL;
+	}
+	if (!m->ar_sorted) {
+		qsort(m->ar, m->nar, sizeof(*m->ar), ar_cmp);
+		m->ar_sorted = true;
+	}
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (m->ar[mid].lo <= key)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo && key < m->ar[lo - 1].hi ? &m->ar[lo - 1] : NULL;
 }
 
 /*
@@ -1618,7 +1668,8 @@ static const struct lrow *find_row(const struct module *m, uint64_t key)
 static void lines_for(struct module *m, uint64_t key)
 {
 	static const int near[] = { 0, -1, 1, -2, 2 };
-	size_t lo = 0, hi = m->nar, i, seen = 0, best = SIZE_MAX;
+	size_t i, seen = 0, best = SIZE_MAX;
+	const struct arange *a;
 	uint64_t j;
 
 	if (m->lines_all || find_row(m, key))
@@ -1627,19 +1678,12 @@ static void lines_for(struct module *m, uint64_t key)
 		read_all_units(m);
 		return;
 	}
-	while (lo < hi) {
-		size_t mid = lo + (hi - lo) / 2;
-
-		if (m->ar[mid].lo <= key)
-			lo = mid + 1;
-		else
-			hi = mid;
-	}
-	if (!lo || key >= m->ar[lo - 1].hi) {
+	a = find_arange(m, key);
+	if (!a) {
 		read_all_units(m);	/* no unit claims key */
 		return;
 	}
-	j = m->ar[lo - 1].unit;
+	j = a->unit;
 	while (m->nunits <= j + 2 && more_units(m))
 		;
 	while (!m->lines_all) {
