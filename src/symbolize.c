@@ -51,7 +51,7 @@ enum {
 	DW_LNE_end_sequence = 1, DW_LNE_set_address = 2,
 };
 
-#define MAX_MAPS	8	/* file, debug file, inflated sections */
+#define MAX_MAPS	10	/* file, debug file, inflated sections */
 #define NO_FILE		UINT32_MAX
 
 struct span {
@@ -129,6 +129,7 @@ struct module {
 	size_t nar;
 	bool ar_sorted;
 	unsigned ar_scans;
+	uint64_t nranks;		/* units the aranges number */
 	uint64_t *units;		/* offsets of the .debug_line units */
 	uint64_t *ufirst;		/* each one's first address, or 0 */
 	uint8_t *unit_done;
@@ -183,11 +184,24 @@ static int (*p_inflate)(struct zstream *z, int flush);
 static int (*p_inflate_end)(struct zstream *z);
 static bool zlib_tried;
 
+/*
+ * libdeflate.so.0, when it is there, inflates a whole section three
+ * times as fast as zlib (libc6-dbg's .debug_line: 2.9 against 9 ms), but
+ * only whole: what a pc far into a section wants.
+ */
+static void *(*p_ldf_alloc)(void);
+static int (*p_ldf_inflate)(void *d, const void *in, size_t in_nbytes,
+			    void *out, size_t out_avail, size_t *out_nbytes);
+static void *ldf;
+static bool ldf_tried;
+
 /* A compressed section inflated as far as its readers have needed. */
 struct zsec {
 	struct zstream z;
 	uint8_t *buf;			/* ch_size bytes, mmap()ed */
 	size_t cap;			/* ch_size */
+	const uint8_t *src;		/* the deflate data */
+	size_t srclen;
 	bool live;			/* z is initialised, not at its end */
 };
 
@@ -366,6 +380,8 @@ static struct zsec *zsec_open(const Elf64_Shdr *s, const struct span *raw)
 		return NULL;
 	}
 	zs->cap = ch->ch_size;
+	zs->src = d + 2;
+	zs->srclen = raw->size - sizeof(*ch) - 2;
 	zs->z.next_in = d + 2;
 	zs->z.avail_in = (unsigned)(raw->size - sizeof(*ch) - 2);
 	if (p_inflate_init2(&zs->z, -15, "1.2.13", (int)sizeof(zs->z))) {
@@ -396,6 +412,56 @@ static size_t zsec_fill(struct zsec *zs, size_t want)
 		}
 	}
 	return zs->z.total_out;
+}
+
+static bool load_libdeflate(void)
+{
+	void *h;
+
+	if (!ldf_tried) {
+		ldf_tried = true;
+		h = dlopen("libdeflate.so.0", RTLD_NOW | RTLD_LOCAL);
+		if (h) {
+			p_ldf_alloc = (void *(*)(void))dlsym(h,
+				"libdeflate_alloc_decompressor");
+			p_ldf_inflate = (int (*)(void *, const void *, size_t,
+						 void *, size_t, size_t *))
+				dlsym(h, "libdeflate_deflate_decompress");
+			if (p_ldf_alloc && p_ldf_inflate)
+				ldf = p_ldf_alloc();
+		}
+	}
+	/* Tests: the same results by zlib alone. */
+	return ldf && !getenv("RDMACHECK_SYMBOLIZE_ZLIB_ONLY");
+}
+
+/*
+ * All of zs by libdeflate, into a buffer of its own (*out) when zlib has
+ * begun: what was read from zlib's stays where it is.  False if
+ * libdeflate is not there or fails (zlib then goes on).
+ */
+static bool zsec_whole(struct zsec *zs, uint8_t **out, size_t *size)
+{
+	uint8_t *buf = zs->buf;
+	size_t n = 0;
+
+	if (!load_libdeflate())
+		return false;
+	if (zs->z.total_out) {
+		buf = mmap(NULL, zs->cap, PROT_READ | PROT_WRITE,
+			   MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		if (buf == MAP_FAILED)
+			return false;
+	}
+	/* 0: LIBDEFLATE_SUCCESS */
+	if (p_ldf_inflate(ldf, zs->src, zs->srclen, buf, zs->cap, &n)) {
+		if (buf != zs->buf)
+			munmap(buf, zs->cap);
+		return false;
+	}
+	*out = buf;
+	*size = n;
+	return true;
 }
 
 static void zsec_free(struct zsec *zs)
@@ -438,7 +504,8 @@ static bool elf_section_z(struct module *m, const struct span *img,
 		*lazy = zs;
 		return true;
 	}
-	out->size = zsec_fill(zs, zs->cap);
+	if (!zsec_whole(zs, &zs->buf, &out->size))
+		out->size = zsec_fill(zs, zs->cap);
 	/* Whole or nothing, as the readers of these sections expect. */
 	ok = out->size == zs->cap;
 	zsec_free(zs);
@@ -1335,6 +1402,7 @@ static void load_aranges(struct module *m, const struct span *img)
 			prev = m->ar[i].unit;
 			m->ar[i].unit = rank;
 		}
+		m->nranks = rank + 1;
 		return;
 	}
 	offs = malloc(n * sizeof(*offs));
@@ -1349,6 +1417,7 @@ static void load_aranges(struct module *m, const struct span *img)
 	for (i = 0; i < n; i++)
 		m->ar[i].unit = rank_of(offs, cap, m->ar[i].unit);
 	free(offs);
+	m->nranks = cap;
 	return;
 fail:
 	free(m->ar);
@@ -1445,13 +1514,27 @@ static uint64_t unit_first_addr(const uint8_t *p, const uint8_t *end,
 	return 0;
 }
 
-/* More of a compressed .debug_line: want bytes, or all; false if none. */
+/*
+ * More of a compressed .debug_line: want bytes, or all; false if none.
+ * Past an eighth of it, all of it at once when libdeflate can.
+ */
 static bool dl_more(struct module *m, size_t want)
 {
-	size_t had = m->dl.size;
+	size_t had = m->dl.size, n;
+	uint8_t *buf;
 
 	if (!m->dlz)
 		return false;
+	if (want > m->dlz->cap / 8 && m->nmaps < MAX_MAPS &&
+	    zsec_whole(m->dlz, &buf, &n)) {
+		if (buf != m->dlz->buf)
+			module_add_map(m, buf, m->dlz->cap);
+		m->dl.p = buf;
+		m->dl.size = n;
+		zsec_free(m->dlz);
+		m->dlz = NULL;
+		return n > had;
+	}
 	m->dl.size = zsec_fill(m->dlz, want);
 	if (!m->dlz->live) {
 		zsec_free(m->dlz);
@@ -1684,6 +1767,9 @@ static void lines_for(struct module *m, uint64_t key)
 		return;
 	}
 	j = a->unit;
+	/* Far into the section, by the unit's number: all at once. */
+	if (m->dlz && j * 8 > m->nranks)
+		dl_more(m, SIZE_MAX);
 	while (m->nunits <= j + 2 && more_units(m))
 		;
 	while (!m->lines_all) {
