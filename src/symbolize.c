@@ -4,14 +4,17 @@
  * Modules are found with dl_iterate_phdr().  Each module's ELF file is
  * mmap()ed read-only once and kept mapped until exit (names point into it).
  * Function names come from .symtab, else from the .symtab of the build-id
- * debug file (/usr/lib/debug/.build-id/xx/yyyy.debug), else from .dynsym.
- * file:line comes from a small .debug_line reader (DWARF 2-5), one unit
- * at a time: .debug_aranges names the unit of a pc, so the first report
- * of a process does not read all of libc's line tables; zlib
- * compressed sections (SHF_COMPRESSED) are inflated with a dlopen()ed
- * libz.so.1 when it is there.  Every read of file data is bounds-checked:
- * a stripped, truncated or corrupt file gives NULLs, never a crash.
- * One mutex serialises everything; results are cached per pc.
+ * debug file (/usr/lib/debug/.build-id/xx/yyyy.debug), else from .dynsym:
+ * scanned for a module's first pcs, sorted for more.  file:line comes
+ * from a small .debug_line reader (DWARF 2-5), one unit at a time:
+ * .debug_aranges names the unit of a pc, so the first report of a
+ * process does not read all of libc's line tables.  Compressed sections
+ * (SHF_COMPRESSED, zlib) are inflated with a dlopen()ed libz.so.1 when
+ * it is there, .debug_line only as far as the units read need (or whole
+ * by libdeflate.so.0, when it is there, for a unit far into it).  Every
+ * read of file data is bounds-checked: a stripped, truncated or corrupt
+ * file gives NULLs, never a crash.  One mutex serialises everything;
+ * results are cached per pc.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"		/* _GNU_SOURCE: dl_iterate_phdr */
