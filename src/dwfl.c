@@ -8,7 +8,9 @@
  * separate debug files by build id and .gnu_debuglink (and through
  * debuginfod when DEBUGINFOD_URLS is set), and read compressed (zlib,
  * zstd) sections.  Every libdw/libelf call goes through one table of
- * function pointers, described once in dw_api.def.  Modules stay open
+ * function pointers, described once in dw_api.def.  A pc's scopes come
+ * from the ranges of its unit's children, kept per unit (libdw's
+ * dwarf_getscopes() walks the whole unit for each).  Modules stay open
  * until rr_dwfl_close(); the callers serialise their calls.
  */
 #ifdef HAVE_CONFIG_H
