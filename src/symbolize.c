@@ -206,6 +206,7 @@ struct zsec {
 	const uint8_t *src;		/* the deflate data */
 	size_t srclen;
 	bool live;			/* z is initialised, not at its end */
+	bool ldf_failed;		/* libdeflate refused it: not again */
 };
 
 /* ---------------------------------------------------------------- ELF */
@@ -448,7 +449,7 @@ static bool zsec_whole(struct zsec *zs, uint8_t **out, size_t *size)
 	uint8_t *buf = zs->buf;
 	size_t n = 0;
 
-	if (!load_libdeflate())
+	if (zs->ldf_failed || !load_libdeflate())
 		return false;
 	if (zs->z.total_out) {
 		buf = mmap(NULL, zs->cap, PROT_READ | PROT_WRITE,
@@ -460,6 +461,7 @@ static bool zsec_whole(struct zsec *zs, uint8_t **out, size_t *size)
 	if (p_ldf_inflate(ldf, zs->src, zs->srclen, buf, zs->cap, &n)) {
 		if (buf != zs->buf)
 			munmap(buf, zs->cap);
+		zs->ldf_failed = true;
 		return false;
 	}
 	*out = buf;
