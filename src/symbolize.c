@@ -720,8 +720,9 @@ static void load_syms(struct module *m)
 {
 	m->syms_done = true;
 	pick_symtab(m);
+	/* Tests: sorted from the first pc. */
 	if (m->stab && getenv("RDMACHECK_SYMBOLIZE_ALL_LINES"))
-		load_symtab(m);		/* tests: sorted from the first pc */
+		load_symtab(m);
 }
 
 /* Tests: every lookup by scanning (what the sorted table must match). */
