@@ -8,7 +8,9 @@
  * separate debug files by build id and .gnu_debuglink (and through
  * debuginfod when DEBUGINFOD_URLS is set), and read compressed (zlib,
  * zstd) sections.  Every libdw/libelf call goes through one table of
- * function pointers, described once in dw_api.def.  Modules stay open
+ * function pointers, described once in dw_api.def.  A pc's scopes come
+ * from the ranges of its unit's children, kept per unit (libdw's
+ * dwarf_getscopes() walks the whole unit for each).  Modules stay open
  * until rr_dwfl_close(); the callers serialise their calls.
  */
 #ifdef HAVE_CONFIG_H
@@ -47,6 +49,24 @@ static const struct rc_dw_api dw = {
 static Dwfl_Callbacks callbacks;
 
 /* One open module: a Dwfl of its own, as dwfl_report_offline() wants. */
+/*
+ * The address ranges of a compilation unit's children, in their order:
+ * where the scopes of a pc start (scopes_of()).  Made on a unit's first
+ * pc, kept for the others.
+ */
+struct dw_range {
+	Dwarf_Addr lo, hi;
+	Dwarf_Die die;
+};
+
+struct dw_cu {
+	struct dw_cu *next;
+	Dwarf_Off off;		/* the unit's DIE */
+	bool whole;		/* false: libdw's dwarf_getscopes() */
+	struct dw_range *r;
+	size_t n;
+};
+
 struct dw_mod {
 	struct dw_mod *next;
 	char *path;
@@ -54,6 +74,7 @@ struct dw_mod {
 	Dwfl_Module *mod;	/* NULL: the file could not be read */
 	GElf_Addr low;
 	bool dyn;
+	struct dw_cu *cus;
 };
 
 static struct dw_mod *mods;
@@ -125,6 +146,13 @@ void rr_dwfl_close(void)
 
 	while ((m = mods)) {
 		mods = m->next;
+		while (m->cus) {
+			struct dw_cu *c = m->cus;
+
+			m->cus = c->next;
+			free(c->r);
+			free(c);
+		}
 		if (m->dwfl)
 			dw.dwfl_end(m->dwfl);
 		free(m->path);
@@ -244,9 +272,154 @@ static int call_line(Dwarf_Die *die)
 	return (int)l;
 }
 
+/*
+ * dwarf_haspc() as dwarf_getscopes() uses it: 1 if a range of die holds
+ * pc, 0 if none (or it has none), -1 on an error.
+ */
+static int die_has(Dwarf_Die *die, Dwarf_Addr pc)
+{
+	Dwarf_Addr base, lo, hi;
+	ptrdiff_t off = 0;
+
+	if (!dw.dwarf_hasattr(die, DW_AT_low_pc) &&
+	    !dw.dwarf_hasattr(die, DW_AT_ranges))
+		return 0;
+	while ((off = dw.dwarf_ranges(die, off, &base, &lo, &hi)) > 0)
+		if (pc >= lo && pc < hi)
+			return 1;
+	return off < 0 ? -1 : 0;
+}
+
+/* The tags whose children dwarf_getscopes() looks into. */
+static bool may_hold_scopes(int tag)
+{
+	switch (tag) {
+	case DW_TAG_compile_unit: case DW_TAG_module:
+	case DW_TAG_lexical_block: case DW_TAG_with_stmt:
+	case DW_TAG_catch_block: case DW_TAG_try_block:
+	case DW_TAG_entry_point: case DW_TAG_inlined_subroutine:
+	case DW_TAG_subprogram: case DW_TAG_namespace:
+	case DW_TAG_class_type: case DW_TAG_structure_type:
+		return true;
+	default:
+		return false;
+	}
+}
+
+/* The ranges of cu's children, made once; NULL: not to be had. */
+static struct dw_cu *cu_ranges(struct dw_mod *m, Dwarf_Die *cu)
+{
+	Dwarf_Off off = dw.dwarf_dieoffset(cu);
+	struct dw_cu *c;
+	Dwarf_Die kid;
+	size_t cap = 0;
+	int more;
+
+	for (c = m->cus; c; c = c->next)
+		if (c->off == off)
+			return c;
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->off = off;
+	c->next = m->cus;
+	m->cus = c;
+	if (getenv("RDMACHECK_DWFL_GETSCOPES"))
+		return c;		/* tests: libdw's own walk */
+	for (more = dw.dwarf_child(cu, &kid); !more;
+	     more = dw.dwarf_siblingof(&kid, &kid)) {
+		Dwarf_Addr base, lo, hi;
+		ptrdiff_t o = 0;
+
+		/* An imported (dwz) unit's children count as the unit's
+		 * own: libdw's walk knows them. */
+		if (dw.dwarf_tag(&kid) == DW_TAG_imported_unit)
+			return c;
+		if (!dw.dwarf_hasattr(&kid, DW_AT_low_pc) &&
+		    !dw.dwarf_hasattr(&kid, DW_AT_ranges))
+			continue;
+		while ((o = dw.dwarf_ranges(&kid, o, &base, &lo, &hi)) > 0) {
+			if (c->n == cap) {
+				struct dw_range *r;
+
+				cap = cap ? 2 * cap : 64;
+				r = realloc(c->r, cap * sizeof(*r));
+				if (!r)
+					return c;
+				c->r = r;
+			}
+			c->r[c->n].lo = lo;
+			c->r[c->n].hi = hi;
+			c->r[c->n++].die = kid;
+		}
+		if (o < 0)
+			return c;
+	}
+	c->whole = more > 0;
+	return c;
+}
+
+#define DW_DEPTH 64
+
+/*
+ * The scopes that hold pc, outermost (a child of cu) first, as
+ * dwarf_getscopes() finds them: the first child of each that holds pc,
+ * looked into if dwarf_getscopes() would.  Without walking the whole
+ * unit each time (a unit of a C program's headers has thousands of
+ * children): its children's ranges are kept.  How many, 0 for none;
+ * -1 when only libdw's walk can say.
+ */
+static int scopes_of(struct dw_mod *m, Dwarf_Die *cu, Dwarf_Addr pc,
+		     Dwarf_Die *chain)
+{
+	struct dw_cu *c = cu_ranges(m, cu);
+	Dwarf_Die kid;
+	size_t i;
+	int n = 0, more, has;
+
+	if (!c || !c->whole)
+		return -1;
+	for (i = 0; i < c->n; i++)
+		if (pc >= c->r[i].lo && pc < c->r[i].hi)
+			break;
+	if (i == c->n)
+		return 0;
+	/* The first child with a range that holds pc, by DIE order: ranges
+	 * of one child are together, children in order. */
+	chain[n++] = c->r[i].die;
+	while (may_hold_scopes(dw.dwarf_tag(&chain[n - 1])) &&
+	       dw.dwarf_haschildren(&chain[n - 1]) > 0) {
+		for (more = dw.dwarf_child(&chain[n - 1], &kid); !more;
+		     more = dw.dwarf_siblingof(&kid, &kid)) {
+			has = die_has(&kid, pc);
+			if (has < 0)
+				return -1;
+			if (has)
+				break;
+		}
+		if (more < 0)
+			return -1;
+		if (more)
+			break;		/* no child holds it */
+		if (n == DW_DEPTH)
+			return -1;
+		chain[n++] = kid;
+	}
+	return n;
+}
+
+static bool is_function(Dwarf_Die *die)
+{
+	int tag = dw.dwarf_tag(die);
+
+	return tag == DW_TAG_inlined_subroutine || tag == DW_TAG_subprogram;
+}
+
 int rr_dwfl_symbolize(const char *path, uintptr_t offset,
 		      struct rr_sym *out, int max)
 {
+	Dwarf_Die chain[DW_DEPTH];
+	int depth;
 	Dwarf_Die *cu, *scopes = NULL;
 	GElf_Addr addr, bias = 0;
 	const char *file = NULL, *dir = NULL;
@@ -271,7 +444,31 @@ int rr_dwfl_symbolize(const char *path, uintptr_t offset,
 	cu = dw.dwfl_module_addrdie(mod, addr, &bias);
 	if (!dir)
 		dir = comp_dir(cu);
-	nscopes = cu ? dw.dwarf_getscopes(cu, addr - bias, &scopes) : 0;
+	depth = cu ? scopes_of(m, cu, addr - bias, chain) : 0;
+	if (depth >= 0) {
+		/* The innermost function or inlined copy, then each one's
+		 * caller: the function or copy around it. */
+		for (i = depth - 1; i >= 0 && !is_function(&chain[i]); i--)
+			;
+		while (i >= 0 && n < max) {
+			Dwarf_Die *die = &chain[i];
+
+			out[n].function = die_name(die);
+			out[n].file = join_dir(dir, file);
+			out[n].line = (unsigned)lineno;
+			n++;
+			if (dw.dwarf_tag(die) != DW_TAG_inlined_subroutine)
+				break;
+			file = call_file(die, cu);
+			dir = comp_dir(cu);
+			lineno = call_line(die);
+			for (i--; i >= 0 && !is_function(&chain[i]); i--)
+				;
+		}
+		nscopes = 0;
+	} else {
+		nscopes = dw.dwarf_getscopes(cu, addr - bias, &scopes);
+	}
 	/* The innermost scope that is a function or an inlined copy of
 	 * one is a frame; its caller's position is its call_file:call_line,
 	 * in the function or inlined copy that contains its concrete DIE

@@ -13,7 +13,10 @@
 # * symbolizer=libdw on a stack through libc (qsort's comparator creates
 #   the channel): libc's frame is named too;
 # * a libdw.so.1 that lacks libdw's functions: the built-in reader names
-#   the frames, and symbolizer=libdw says why.
+#   the frames, and symbolizer=libdw says why;
+# * the scopes dwfl.c finds from the ranges it keeps per unit are those
+#   of libdw's own walk (RDMACHECK_DWFL_GETSCOPES=1), for inline levels
+#   three deep, C++ and libc.
 # pass never fails, so "A && pass || fail" is an if-then-else.
 # shellcheck disable=SC2015
 set -eu
@@ -108,9 +111,52 @@ int main()
 	return app::conn<int>::open(1) ? 0 : 2;
 }
 EOF
+cat >deep.c <<'EOF'
+#include <stdlib.h>
+#include <rdma/rdma_cma.h>
+
+#define INL static inline __attribute__((always_inline))
+
+static struct rdma_event_channel *keep[4];
+
+INL void level3(int i)
+{
+	keep[i] = rdma_create_event_channel();
+}
+
+INL void level2(int i)
+{
+	for (int k = 0; k < 2; k++) {
+		int j = (i + k) & 3;
+
+		if (!keep[j])
+			level3(j);
+	}
+}
+
+INL void level1(int i)
+{
+	if (i >= 0)
+		level2(i);
+}
+
+static __attribute__((noinline)) void outer(int i)
+{
+	level1(i);
+	level2(i + 1);
+}
+
+int main(int argc, char **argv)
+{
+	(void)argv;
+	outer(argc - 1);
+	return keep[0] ? 0 : 2;
+}
+EOF
 flags="-O2 -g -fno-optimize-sibling-calls"
 # shellcheck disable=SC2086
-cc $flags -o inl inl.c -lrdmacm -ldl && c++ $flags -o cxx cxx.cc -lrdmacm ||
+cc $flags -o inl inl.c -lrdmacm -ldl && c++ $flags -o cxx cxx.cc -lrdmacm &&
+	cc $flags -o deep deep.c -lrdmacm ||
 	{ fail "cannot build the test programs"; finish; }
 
 # shim NAME OPTIONS PROG ARG...: run under the shim; NAME.log is its
@@ -216,6 +262,41 @@ if [ -n "$libc_dbg" ] && readelf -S -W "$libc_dbg" 2>/dev/null |
 		fail "auto through libc: $(cat qauto.log) libdw: $(cat qlibdw.log)"
 else
 	echo "$t_name: note: no compressed separate debug files here"
+fi
+
+# dwfl.c finds a pc's scopes from its unit's children's ranges, kept;
+# RDMACHECK_DWFL_GETSCOPES=1 (tests only) has libdw walk the unit for
+# each pc instead: the same frames, functions, files and lines (the
+# pcs, under ASLR, aside).  Inline levels two and three deep, in
+# lexical blocks, a C++ template in a namespace, and libc's qsort.
+frames_of() {
+	sed 's/^ *#[0-9]* 0x[0-9a-f]* //' "$1.frames"
+}
+for t in "deep/./deep" "cxx/./cxx" "qlibdw/./inl qsort"; do
+	n=${t%%/*}
+	cmd=${t#*/}
+	o=
+	[ "$n" = qlibdw ] && o=symbolizer=libdw
+	# shellcheck disable=SC2086
+	shim "$n.kept" "$o" $cmd
+	RDMACHECK_DWFL_GETSCOPES=1
+	export RDMACHECK_DWFL_GETSCOPES
+	# shellcheck disable=SC2086
+	shim "$n.walk" "$o" $cmd
+	unset RDMACHECK_DWFL_GETSCOPES
+	if [ -s "$n.walk.frames" ] &&
+	    [ "$(frames_of "$n.kept")" = "$(frames_of "$n.walk")" ]; then
+		pass "$n: the kept unit ranges give libdw's own walk's frames"
+	else
+		fail "$n: kept $(cat "$n.kept.log") walked $(cat "$n.walk.log")"
+	fi
+done
+if grep -q ' in level3 .*/deep\.c:10$' deep.kept.frames &&
+    grep -q ' in level2 .*/deep\.c:19$' deep.kept.frames &&
+    grep -q ' in outer .*/deep\.c:' deep.kept.frames; then
+	pass "deep: each inline level at its call site"
+else
+	fail "deep: $(cat deep.kept.log)"
 fi
 
 # A libdw.so.1 found first that has none of libdw's functions.

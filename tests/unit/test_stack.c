@@ -351,22 +351,73 @@ START_TEST(test_symbolize_libc)
 END_TEST
 
 /*
- * Line tables read a unit at a time (by .debug_aranges) give what reading
- * all of .debug_line gives: first at functions of different units (so
- * that each is found lazily: an offset no unit claims makes the
- * symbolizer read them all), then at offsets spread over the file.
- * In the executable's few units, and in libc's some 2000 when libc6-dbg
- * is installed.
+ * Line tables read a unit at a time (by .debug_aranges), a compressed
+ * .debug_line inflated only as far as needed, and a module's first pcs
+ * named by scanning its symbol table give what reading all of
+ * .debug_line and sorting the symbol table gives: first at the libc
+ * frames of a main thread's and another thread's stack (__libc_start_main,
+ * start_thread, clone3: the first, early in libc's units, the last late)
+ * and at functions of different units (so that each is found lazily: an
+ * offset no unit claims makes the symbolizer read them all), then at
+ * offsets spread over the file, named once by the first pcs' scans and
+ * once with every pc scanned (RDMACHECK_SYMBOLIZE_SCAN_SYMS); compressed
+ * sections inflated by libdeflate when it is there, and by zlib alone
+ * (RDMACHECK_SYMBOLIZE_ZLIB_ONLY).  In the
+ * executable's few units, and in libc's some 4000 when libc6-dbg is
+ * installed.
  */
-static void compare_lazy_lines(const char *path, void *const *fns,
-			       unsigned nfns, bool must)
+struct lazy_ref {
+	uintptr_t off;
+	char *function, *file;
+	unsigned line;
+};
+
+static bool str_same(const char *a, const char *b)
 {
-	enum { SWEEP = 4000, MAX = SWEEP + 16 };
-	static struct { uintptr_t off; char *file; unsigned line; } r[MAX];
+	return a && b ? !strcmp(a, b) : a == b;
+}
+
+/* Symbolize r[0..n) in path, fresh (by another name: a new module). */
+static void lazy_pass(const char *path, struct lazy_ref *r, unsigned n,
+		      bool ref, const char *how)
+{
+	static unsigned seq;
 	char link[64];
 	struct rc_frame f;
+	unsigned i;
+
+	snprintf(link, sizeof(link), "/tmp/rc-unit-lazy.%d.%u", (int)getpid(),
+		 seq++);
+	unlink(link);
+	ck_assert_int_eq(symlink(path, link), 0);
+	for (i = 0; i < n; i++) {
+		ck_assert_int_eq(rc_symbolize_file(link, r[i].off, &f), 0);
+		if (ref) {
+			r[i].function = f.function ? strdup(f.function) : NULL;
+			r[i].file = f.file ? strdup(f.file) : NULL;
+			r[i].line = f.line;
+			continue;
+		}
+		ck_assert_msg(f.line == r[i].line &&
+			      str_same(f.file, r[i].file) &&
+			      str_same(f.function, r[i].function),
+			      "%s+0x%lx: %s %s:%u %s, %s %s:%u at once", path,
+			      (unsigned long)r[i].off, f.function, f.file,
+			      f.line, how, r[i].function, r[i].file,
+			      r[i].line);
+	}
+	unlink(link);
+}
+
+static void compare_lazy_lines(const char *path, void *const *fns,
+			       unsigned nfns, const uintptr_t *offs,
+			       unsigned noffs, bool must)
+{
+	enum { SWEEP = 4000, MAX = SWEEP + 32 };
+	static struct lazy_ref r[MAX];
+	struct rc_frame f;
 	struct stat st;
-	unsigned n = 0, i, with_line = 0;
+	unsigned n = 0, i, with_line = 0, first;
 	Dl_info di;
 
 	ck_assert_int_eq(stat(path, &st), 0);
@@ -380,43 +431,71 @@ static void compare_lazy_lines(const char *path, void *const *fns,
 		printf("%s: no line tables; not compared\n", path);
 		return;
 	}
+	for (i = 0; i < noffs && n < MAX; i++)
+		r[n++].off = offs[i];
 	for (i = 0; i < nfns && n < MAX; i++) {
 		ck_assert(dladdr(fns[i], &di));
 		/* A return address just past the function's start. */
 		r[n++].off = (uintptr_t)fns[i] - (uintptr_t)di.dli_fbase + 5;
 	}
+	first = n;
 	for (i = 0; i < SWEEP && n < MAX; i++)
 		r[n++].off = 1 + (uintptr_t)st.st_size / SWEEP * i;
+	/* The reference: every unit at once, the symbol table sorted. */
+	unsetenv("RDMACHECK_SYMBOLIZE_SCAN_SYMS");
+	setenv("RDMACHECK_SYMBOLIZE_ALL_LINES", "1", 1);
+	lazy_pass(path, r, n, true, "");
 	unsetenv("RDMACHECK_SYMBOLIZE_ALL_LINES");
 	for (i = 0; i < n; i++) {
-		ck_assert_int_eq(rc_symbolize_file(path, r[i].off, &f), 0);
-		r[i].file = f.file ? strdup(f.file) : NULL;
-		r[i].line = f.line;
-		with_line += f.line != 0;
-		if (i < nfns)
-			ck_assert_msg(f.line, "%s+0x%lx: no line", path,
+		with_line += r[i].line != 0;
+		if (i < first)
+			ck_assert_msg(r[i].function && (i < noffs || r[i].line),
+				      "%s+0x%lx: no line or function", path,
 				      (unsigned long)r[i].off);
 	}
-	/* Another name for the file: loaded afresh, every unit at once. */
-	snprintf(link, sizeof(link), "/tmp/rc-unit-lazy.%d", (int)getpid());
-	unlink(link);
-	ck_assert_int_eq(symlink(path, link), 0);
-	setenv("RDMACHECK_SYMBOLIZE_ALL_LINES", "1", 1);
+	lazy_pass(path, r, n, false, "lazily");
+	/* The first pcs alone in a fresh module, as in a first report. */
+	lazy_pass(path, r, first, false, "first");
+	/* Compressed sections inflated by zlib alone, not libdeflate. */
+	setenv("RDMACHECK_SYMBOLIZE_ZLIB_ONLY", "1", 1);
+	lazy_pass(path, r, first, false, "first by zlib");
+	lazy_pass(path, r, n, false, "lazily by zlib");
+	unsetenv("RDMACHECK_SYMBOLIZE_ZLIB_ONLY");
+	setenv("RDMACHECK_SYMBOLIZE_SCAN_SYMS", "1", 1);
+	lazy_pass(path, r, n, false, "scanned");
+	unsetenv("RDMACHECK_SYMBOLIZE_SCAN_SYMS");
 	for (i = 0; i < n; i++) {
-		ck_assert_int_eq(rc_symbolize_file(link, r[i].off, &f), 0);
-		ck_assert_msg(f.line == r[i].line &&
-			      !(f.file && r[i].file ?
-				strcmp(f.file, r[i].file) :
-				f.file != r[i].file),
-			      "%s+0x%lx: %s:%u lazily, %s:%u at once", path,
-			      (unsigned long)r[i].off, r[i].file, r[i].line,
-			      f.file, f.line);
+		free(r[i].function);
 		free(r[i].file);
 	}
-	unsetenv("RDMACHECK_SYMBOLIZE_ALL_LINES");
-	unlink(link);
-	printf("%s: %u offsets, %u with a line, the same both ways\n", path,
+	printf("%s: %u offsets, %u with a line, the same all ways\n", path,
 	       n, with_line);
+}
+
+static rc_stack_id thread_id;
+
+static void *thread_capture(void *arg)
+{
+	(void)arg;
+	thread_id = fake_rdma_call();
+	return NULL;
+}
+
+/* The offsets in the module of fn of the frames of id in it. */
+static unsigned frames_in(rc_stack_id id, void *fn, uintptr_t *offs,
+			  unsigned max)
+{
+	const uintptr_t *pcs;
+	Dl_info di, dj;
+	unsigned n, i, k = 0;
+
+	ck_assert(dladdr(fn, &di));
+	n = rc_stack_frames(id, &pcs);
+	for (i = 0; i < n && k < max; i++)
+		if (dladdr((void *)(pcs[i] - 1), &dj) &&
+		    dj.dli_fbase == di.dli_fbase)
+			offs[k++] = pcs[i] - (uintptr_t)di.dli_fbase;
+	return k;
 }
 
 START_TEST(test_symbolize_lazy_units)
@@ -432,14 +511,26 @@ START_TEST(test_symbolize_lazy_units)
 		(void *)strtod, (void *)pthread_create, (void *)mmap,
 		(void *)open, (void *)printf,
 	};
+	uintptr_t offs[16];
+	unsigned n;
+	pthread_t t;
 	Dl_info di;
 
 	ck_assert(dladdr((void *)qsort, &di) && di.dli_fname);
+	ck_assert_int_eq(pthread_create(&t, NULL, thread_capture, NULL), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
 	/* This test is built with -g. */
+	n = frames_in(main_id, (void *)fake_rdma_call, offs, 8);
+	n += frames_in(thread_id, (void *)fake_rdma_call, offs + n, 8);
 	compare_lazy_lines(exe_path(), mine, sizeof(mine) / sizeof(mine[0]),
-			   true);
+			   offs, n, true);
+	/* __libc_start_call_main, __libc_start_main; start_thread, clone3 */
+	n = frames_in(main_id, (void *)qsort, offs, 8);
+	ck_assert_uint_ge(n, 2);
+	n += frames_in(thread_id, (void *)qsort, offs + n, 8);
+	ck_assert_uint_ge(n, 4);
 	compare_lazy_lines(di.dli_fname, libc, sizeof(libc) / sizeof(libc[0]),
-			   false);
+			   offs, n, false);
 }
 END_TEST
 
