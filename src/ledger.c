@@ -273,10 +273,12 @@ static bool acked_event(uintptr_t ptr, struct rc_obj *e)
 
 #pragma GCC unroll 8
 	for (i = 0; i < ACKED_WAYS; i++) {
+		/* Compared relaxed; a match is read again with acquire,
+		 * to see the handle written before it. */
 		if (RC_LIKELY(__atomic_load_n(&b[i].key, __ATOMIC_RELAXED) !=
-			      ptr))
+			      ptr) ||
+		    __atomic_load_n(&b[i].key, __ATOMIC_ACQUIRE) != ptr)
 			continue;
-		__atomic_thread_fence(__ATOMIC_ACQUIRE);
 		/* The event's address may have been handed out again. */
 		if (rc_reg_get(__atomic_load_n(&b[i].val, __ATOMIC_RELAXED) &
 			       ACKED_HANDLE, e) &&

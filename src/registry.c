@@ -301,9 +301,9 @@ static inline void tally_fill(struct rc_obj *o)
 }
 
 /* Add delta to the int at offset of the live record o (locked). */
-static void add_at(struct rc_obj *o, unsigned offset, int delta)
+static inline void add_at(struct rc_obj *o, unsigned offset, int delta)
 {
-	int t = tally_at(o->kind, offset);
+	int t = tallied(o->kind) ? tally_at(o->kind, offset) : -1;
 	struct rc_tally_cell *c;
 
 	if (t >= 0 && (c = *cell_of(o)) &&
@@ -631,10 +631,12 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 			buried = true;
 		}
 	} else {
-		tally_kill(slot);	/* replaced while live */
+		if (tallied(slot->kind))
+			tally_kill(slot);	/* replaced while live */
 	}
 	*slot = *o;
-	tally_stamp(s, slot, m);
+	if (tallied(o->kind))
+		tally_stamp(s, slot, m);
 	pthread_mutex_unlock(&s->lock);
 	if (buried)
 		bury(&old);
@@ -716,9 +718,14 @@ bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
 	pthread_mutex_lock(&s->lock);
 	o = find(s, h, m);
 	if (o && o->kind == kind && !o->destroyed) {
-		add_at(o, offset, delta);
-		*out = *o;
-		tally_fill(out);
+		if (RC_UNLIKELY(tallied(kind))) {
+			add_at(o, offset, delta);
+			*out = *o;
+			tally_fill(out);
+		} else {
+			*(int *)((char *)o + offset) += delta;
+			*out = *o;
+		}
 		found = true;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -754,7 +761,8 @@ bool rc_reg_get_update(uintptr_t h, unsigned kind,
 static void mark_destroyed(struct shard *s, struct rc_obj *o, pid_t tid,
 			   rc_stack_id st)
 {
-	tally_kill(o);
+	if (tallied(o->kind))
+		tally_kill(o);
 	o->destroyed = 1;
 	o->destroyed_tid = tid;
 	o->destroyed_stack = st;
