@@ -19,6 +19,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "rdmacheck.h"
 #include "registry.h"
@@ -421,6 +422,35 @@ static void remove_at(struct tab *t, unsigned i)
 }
 
 /*
+ * A table's slots.  A big one is mapped, not malloc()ed: freed, it goes
+ * back to the system at once, where the heap would keep it (glibc then
+ * serves blocks of that size from the heap instead of mappings).
+ */
+#define MAP_MIN (128u << 10)
+
+static struct rc_obj *slots_alloc(unsigned cap)
+{
+	size_t len = (size_t)cap * sizeof(struct rc_obj);
+	void *p;
+
+	if (len < MAP_MIN)
+		return calloc(cap, sizeof(struct rc_obj));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void slots_free(struct rc_obj *slots, unsigned cap)
+{
+	size_t len = (size_t)cap * sizeof(struct rc_obj);
+
+	if (len < MAP_MIN)
+		free(slots);
+	else if (slots)
+		munmap(slots, len);
+}
+
+/*
  * Move a step of old into t: budget counts slots looked at, a record moved
  * counts four.  Removing old[mcur] by backward shift may pull a later
  * record into mcur, so mcur moves on only once its slot is empty; no
@@ -441,7 +471,7 @@ static void migrate(struct shard *s, unsigned budget)
 		}
 		budget--;
 		if (++s->mcur == s->old.cap) {
-			free(s->old.slots);
+			slots_free(s->old.slots, s->old.cap);
 			s->old = (struct tab){ NULL, 0 };
 			s->mcur = 0;
 		}
@@ -451,7 +481,7 @@ static void migrate(struct shard *s, unsigned budget)
 /* Start moving s into a table of ncap slots (none in flight). */
 static bool resize(struct shard *s, unsigned ncap)
 {
-	struct rc_obj *nslots = calloc(ncap, sizeof(*nslots));
+	struct rc_obj *nslots = slots_alloc(ncap);
 
 	if (!nslots)
 		return false;
@@ -549,8 +579,12 @@ static void q_push(struct shard *s, uintptr_t key, uint32_t gen)
 	}
 	while (s->qvalid > quar_share && s->qlen)
 		q_evict(s);
-	/* Give memory back once most of the shard went away. */
-	if (s->t.cap > MIN_CAP && s->count * 8 < s->t.cap && !s->old.cap)
+	/*
+	 * Give memory back once most of the shard went away: below load
+	 * 1/4, so that the half-size table is still under the 1/2 that
+	 * makes it grow again.
+	 */
+	if (s->t.cap > MIN_CAP && s->count * 4 < s->t.cap && !s->old.cap)
 		resize(s, s->t.cap / 2);
 }
 
