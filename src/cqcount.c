@@ -9,7 +9,8 @@
  * their address: a destroyed CQ's cell is only marked dead (generation 0)
  * and taken again by the next CQ at that address, which the allocator
  * usually hands out again, so the table grows with the number of
- * addresses CQs ever had, not with churn.  It doubles under a lock; the
+ * addresses CQs ever had, not with churn, and only a new address takes
+ * the lock (to add its cell).  It doubles under that lock; the
  * old tables stay readable (they are never freed: geometric, less than
  * the newest in all).  Past RC_CQ_MAX addresses new CQs are not counted
  * (their events then give no finding).
@@ -110,15 +111,24 @@ void rc_cq_count_add(uintptr_t cq, uint32_t gen)
 {
 	struct rc_cqcount *p;
 
-	pthread_mutex_lock(&lock);
-	p = find(tab, cq);
-	if (!p && room()) {
-		p = calloc(1, sizeof(*p));
-		if (p) {
-			p->cq = cq;
-			put(tab, p);
-			ncells++;
+	/*
+	 * The address had a CQ before (the usual case): its cell is taken
+	 * again without the lock, since only one CQ lives at an address.
+	 * Only a new address takes the lock, to add a cell.
+	 */
+	p = find(__atomic_load_n(&tab, __ATOMIC_ACQUIRE), cq);
+	if (!p) {
+		pthread_mutex_lock(&lock);
+		p = find(tab, cq);
+		if (!p && room()) {
+			p = calloc(1, sizeof(*p));
+			if (p) {
+				p->cq = cq;
+				put(tab, p);
+				ncells++;
+			}
 		}
+		pthread_mutex_unlock(&lock);
 	}
 	if (p) {
 		/* A new life at this address: no events yet. */
@@ -128,7 +138,6 @@ void rc_cq_count_add(uintptr_t cq, uint32_t gen)
 		STORE(&p->user, 0);
 		__atomic_store_n(&p->gen, gen, __ATOMIC_RELEASE);
 	}
-	pthread_mutex_unlock(&lock);
 }
 
 void rc_cq_count_del(uintptr_t cq, uint32_t gen)

@@ -7,7 +7,6 @@
  * parameter pointers of the last acked events, for event-use-after-ack.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -162,127 +161,160 @@ bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
 }
 
 /*
- * The parameter pointers of recently acked events.  Only exact matches
- * count (&event->param.conn, and param.conn.private_data): those are what
- * programs pass on, and an unrelated allocation cannot start at the first.
- * The last ACKED_RING acks are kept in a ring, and an index (open
- * addressing, pointer -> newest ring entry with it) answers a check in
- * constant time instead of a scan of the ring.
+ * The parameter pointers of recently acked events, without a lock of
+ * their own.  Only exact matches count (&event->param.conn, and
+ * param.conn.private_data): those are what programs pass on, and an
+ * unrelated allocation cannot start at the first.  Each user ack takes
+ * the next number; the event's record, destroyed by the ack, keeps that
+ * number and the private data pointer (written under the lock the ack
+ * takes anyway), so "among the last ACKED_RING acks" is a comparison of
+ * numbers and the record itself confirms a hit.  The pointers lead to
+ * the record through a hashed table of ACKED_WAYS-way buckets: a way
+ * holds a pointer and its event's handle (with the ack's number, low 16
+ * bits, to tell a way gone stale), is written with atomics, and a key
+ * found again or a stale way is reused first.  Two keys per ack over
+ * ACKED_INDEX / ACKED_WAYS buckets: a bucket holds one in the mean, so a
+ * key of the last ACKED_RING acks is pushed out of its bucket (a missed
+ * warning, never a false one) only when nine of them meet there.
  */
 #define ACKED_RING 256
-#define ACKED_INDEX (4 * ACKED_RING)	/* two keys per entry, load <= 1/2 */
+#define ACKED_INDEX 4096
+#define ACKED_WAYS 8
+#define ACKED_HANDLE ((1ull << 48) - 1)	/* user addresses: 47 bits */
 
-static struct acked {
-	struct rc_ref ev;
-	uintptr_t conn;		/* &event->param.conn */
-	uintptr_t pdata;	/* event->param.conn.private_data */
-} acked[ACKED_RING];
-static unsigned acked_next;
-static struct acked_key {
+static uint32_t acked_next;	/* acks noted so far */
+static struct acked_way {
 	uintptr_t key;		/* 0: empty */
-	unsigned pos;		/* its entry in acked[] */
+	uint64_t val;		/* ack number << 48 | event handle */
 } acked_index[ACKED_INDEX];
-static pthread_mutex_t acked_lock = PTHREAD_MUTEX_INITIALIZER;
 
-static unsigned key_home(uintptr_t key)
+/* Acked within the last ACKED_RING acks (n: acks noted now)? */
+static bool recent(uint32_t seq, uint32_t n)
 {
-	return (unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15ull) >> 32) &
-	       (ACKED_INDEX - 1);
+	return seq && n - (seq - 1) <= ACKED_RING;
 }
 
-/* The index slot of key, or the empty one where it would go. */
-static unsigned key_slot(uintptr_t key)
+static struct acked_way *bucket(uintptr_t key)
 {
-	unsigned i = key_home(key);
-
-	while (acked_index[i].key && acked_index[i].key != key)
-		i = (i + 1) & (ACKED_INDEX - 1);
-	return i;
+	return &acked_index[(unsigned)(((uint64_t)key * 0x9E3779B97F4A7C15ull)
+				       >> 40) % (ACKED_INDEX / ACKED_WAYS) *
+			    ACKED_WAYS];
 }
 
-static void key_put(uintptr_t key, unsigned pos)
+void rc_ledger_note(struct rc_obj *o, void *arg)
 {
-	if (key)
-		acked_index[key_slot(key)] = (struct acked_key){ key, pos };
+	struct rc_ack *a = arg;
+	struct rdma_cm_event *ev = a->ev;
+
+	a->seq = __atomic_add_fetch(&acked_next, 1, __ATOMIC_RELAXED);
+	if (!a->seq)	/* 0 means never acked here: skip it */
+		a->seq = __atomic_add_fetch(&acked_next, 1, __ATOMIC_RELAXED);
+	a->conn = (uintptr_t)&ev->param.conn;
+	/* A multicast event's private_data is the user's join context. */
+	a->pdata = ev->event != RDMA_CM_EVENT_MULTICAST_JOIN &&
+		   ev->event != RDMA_CM_EVENT_MULTICAST_ERROR ?
+		   (uintptr_t)ev->param.conn.private_data : 0;
+	o->u.ev.ack_seq = a->seq;
+	o->u.ev.pdata = a->pdata;
 }
 
-/* Drop key if it still names entry pos (a newer ack may have taken it). */
-static void key_drop(uintptr_t key, unsigned pos)
+/* Put key (of the event at h, ack number seq) in its bucket. */
+static void key_put(uintptr_t key, uintptr_t h, uint32_t seq)
 {
-	unsigned i, j, k;
+	struct acked_way *b = bucket(key), *w = NULL;
+	uint64_t v, nv = (uint64_t)seq << 48 | (h & ACKED_HANDLE);
+	unsigned i, age, oldest = 0;
 
 	if (!key)
 		return;
-	i = key_slot(key);
-	if (acked_index[i].key != key || acked_index[i].pos != pos)
-		return;
-	/* Backward-shift deletion, as in the registry's tables. */
-	for (j = i;;) {
-		j = (j + 1) & (ACKED_INDEX - 1);
-		if (!acked_index[j].key)
+	for (i = 0; i < ACKED_WAYS; i++) {
+		if (__atomic_load_n(&b[i].key, __ATOMIC_RELAXED) == key) {
+			w = &b[i];
 			break;
-		k = key_home(acked_index[j].key);
-		if ((i <= j) ? (i < k && k <= j) : (i < k || k <= j))
-			continue;
-		acked_index[i] = acked_index[j];
-		i = j;
+		}
+		v = __atomic_load_n(&b[i].val, __ATOMIC_RELAXED);
+		age = (uint16_t)(seq - (v >> 48));
+		if (!v || age > ACKED_RING)
+			age = 0x10000;	/* empty or stale: take it */
+		if (age > oldest) {
+			oldest = age;
+			w = &b[i];
+		}
 	}
-	acked_index[i].key = 0;
+	if (!w)
+		w = b;
+	__atomic_store_n(&w->val, nv, __ATOMIC_RELAXED);
+	__atomic_store_n(&w->key, key, __ATOMIC_RELEASE);
+}
+
+void rc_ledger_index(const struct rc_obj *e, const struct rc_ack *a)
+{
+	key_put(a->conn, e->handle, a->seq);
+	key_put(a->pdata, e->handle, a->seq);
 }
 
 void rc_ledger_acked(const struct rc_obj *e, struct rdma_cm_event *ev)
 {
-	struct acked a = { rc_ref_of(e), (uintptr_t)&ev->param.conn, 0 };
-	unsigned pos;
+	struct rc_ack a = { ev, 0, 0, 0 };
 
-	/* A multicast event's private_data is the user's join context. */
-	if (ev->event != RDMA_CM_EVENT_MULTICAST_JOIN &&
-	    ev->event != RDMA_CM_EVENT_MULTICAST_ERROR)
-		a.pdata = (uintptr_t)ev->param.conn.private_data;
-	pthread_mutex_lock(&acked_lock);
-	pos = acked_next++ % ACKED_RING;
-	key_drop(acked[pos].conn, pos);
-	key_drop(acked[pos].pdata, pos);
-	acked[pos] = a;
-	key_put(a.conn, pos);
-	key_put(a.pdata, pos);
-	pthread_mutex_unlock(&acked_lock);
+	if (rc_reg_update(e->handle, e->gen, rc_ledger_note, &a))
+		rc_ledger_index(e, &a);
 }
 
-void rc_acked_atfork_child(void)
+/*
+ * The acked event ptr belongs to, if it was acked within the last
+ * ACKED_RING acks and not fetched again since: its record in *e.
+ */
+static bool acked_event(uintptr_t ptr, struct rc_obj *e)
 {
-	pthread_mutex_init(&acked_lock, NULL);
+	struct acked_way *b = bucket(ptr);
+	uint32_t n = __atomic_load_n(&acked_next, __ATOMIC_RELAXED);
+	unsigned i;
+
+#pragma GCC unroll 8
+	for (i = 0; i < ACKED_WAYS; i++) {
+		/* Compared relaxed; a match is read again with acquire,
+		 * to see the handle written before it. */
+		if (RC_LIKELY(__atomic_load_n(&b[i].key, __ATOMIC_RELAXED) !=
+			      ptr) ||
+		    __atomic_load_n(&b[i].key, __ATOMIC_ACQUIRE) != ptr)
+			continue;
+		/* The event's address may have been handed out again. */
+		if (rc_reg_get(__atomic_load_n(&b[i].val, __ATOMIC_RELAXED) &
+			       ACKED_HANDLE, e) &&
+		    e->kind == RC_K_EVENT && e->destroyed &&
+		    recent(e->u.ev.ack_seq, n) &&
+		    ((uintptr_t)&((struct rdma_cm_event *)e->handle)->
+		     param.conn == ptr || e->u.ev.pdata == ptr))
+			return true;
+	}
+	return false;
 }
 
 /*
  * Report ptr (a conn_param or private data pointer a user call passes) if
  * it belongs to an event acked already and not fetched again since.
  */
-void rc_check_use_after_ack(struct rc_call *c, const void *ptr,
-			    const char *what)
+static __attribute__((noinline)) void
+report_use_after_ack(struct rc_call *c, const void *ptr, const char *what,
+		     const struct rc_obj *ev)
 {
+	struct rc_obj e = *ev;
 	struct rc_finding f;
-	struct rc_obj e;
-	struct acked a;
-	bool hit;
-	unsigned i;
 
-	if (!ptr)
-		return;
-	pthread_mutex_lock(&acked_lock);
-	i = key_slot((uintptr_t)ptr);
-	hit = acked_index[i].key != 0;
-	if (hit)
-		a = acked[acked_index[i].pos];
-	pthread_mutex_unlock(&acked_lock);
-	/* The event's address may have been handed out again since. */
-	if (!hit || !rc_reg_get(a.ev.h, &e) || e.gen != a.ev.gen ||
-	    !e.destroyed)
-		return;
 	rc_finding_init(&f, RC_R_EVENT_USE_AFTER_ACK, c,
 			"%s: %s %p points into event %p, acked already "
 			"(freed memory)", rc_fn_info[c->fn].name, what, ptr,
 			(void *)e.handle);
 	rc_finding_add(&f, &e, "%s event", rc_event_name(e.u.ev.type));
 	rc_report(&f);
+}
+
+void rc_check_use_after_ack(struct rc_call *c, const void *ptr,
+			    const char *what)
+{
+	struct rc_obj e;
+
+	if (ptr && acked_event((uintptr_t)ptr, &e))
+		report_use_after_ack(c, ptr, what, &e);
 }

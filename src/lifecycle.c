@@ -51,7 +51,6 @@ static void atfork_child(void)
 	rc_symbolize_atfork_child();
 	rc_report_atfork_child();
 	rc_watch_atfork_child();
-	rc_acked_atfork_child();
 	reset_services();
 }
 

@@ -13,10 +13,13 @@
  * use after destroy is told from an unknown pointer however much other
  * threads churn meanwhile, memory stays bounded, and no call ever pays for
  * a pass over the tables.  A shard whose records went away shrinks.
+ * Counters other records charge live in cells beside the tables (one per
+ * address, never moved or freed, found without a lock): see rc_tally_add.
  */
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 
 #include "rdmacheck.h"
 #include "registry.h"
@@ -52,6 +55,25 @@ struct tab {
  */
 #define MIGRATE_STEP 32u
 
+/*
+ * The counters of the record at an address (see rc_tally_add).  stamp
+ * names that record, gen << 32 | kind, 0 while none live has them; each
+ * counter word is gen << 32 | the count, so a charge checks the
+ * generation in the same atomic operation.
+ */
+struct rc_tally_cell {
+	uintptr_t h;			/* the address, set once */
+	uint64_t stamp;
+	uint64_t w[RC_TALLIES];
+};
+
+/* A shard's cells, probed without a lock, grown under the shard's; an
+ * outgrown table stays (a reader may be in it): geometric, < the newest. */
+struct cells {
+	unsigned mask;
+	struct rc_tally_cell *slot[];
+};
+
 struct shard {
 	pthread_mutex_t lock;
 	struct tab t, old;
@@ -62,6 +84,8 @@ struct shard {
 	unsigned qvalid;	/* entries of q still naming their record */
 	unsigned long live;	/* live records (read without the lock) */
 	uint32_t next_gen;
+	struct cells *cells;	/* published with release */
+	unsigned ncells;
 } __attribute__((aligned(64)));
 
 static struct shard shards[NSHARDS];
@@ -97,6 +121,196 @@ static inline struct shard *shard_of(uint64_t m)
 static inline unsigned slot_of(uint64_t m, unsigned cap)
 {
 	return (unsigned)(m << SHARD_BITS >> 32) & (cap - 1);
+}
+
+/*
+ * How many counters each kind keeps in a cell: they follow the cell
+ * pointer at the start of its part of the union (registry.h).
+ */
+static const uint8_t tally_n[RC_K_COUNT] = {
+	[RC_K_CHANNEL] = 3, [RC_K_ID] = 3, [RC_K_MCAST] = 1,
+};
+#define TALLY_AT(o) ((int *)((char *)&(o)->u + sizeof(void *)))
+_Static_assert(__builtin_offsetof(struct rc_obj, u.ch.nids) ==
+	       __builtin_offsetof(struct rc_obj, u) + sizeof(void *) &&
+	       __builtin_offsetof(struct rc_obj, u.id.unacked) ==
+	       __builtin_offsetof(struct rc_obj, u) + sizeof(void *) &&
+	       __builtin_offsetof(struct rc_obj, u.mc.unacked) ==
+	       __builtin_offsetof(struct rc_obj, u) + sizeof(void *) &&
+	       __builtin_offsetof(struct rc_obj, u.ch.waiters) ==
+	       __builtin_offsetof(struct rc_obj, u.ch.nids) + 2 * sizeof(int) &&
+	       __builtin_offsetof(struct rc_obj, u.id.joins) ==
+	       __builtin_offsetof(struct rc_obj, u.id.unacked) +
+	       2 * sizeof(int), "counters follow the cell, in order");
+
+static inline bool tallied(unsigned kind)
+{
+	return kind < RC_K_COUNT && tally_n[kind];
+}
+
+/* Where a record of a counted kind keeps its cell (set when stamped). */
+static inline struct rc_tally_cell **cell_of(struct rc_obj *o)
+{
+	return &o->u.ch.cell;	/* the same place in id and mc */
+}
+
+static inline int *tally_field(struct rc_obj *o, unsigned t)
+{
+	return TALLY_AT(o) + t;
+}
+
+/* The counter of this kind at offset, or -1. */
+static int tally_at(unsigned kind, unsigned offset)
+{
+	unsigned base = __builtin_offsetof(struct rc_obj, u) + sizeof(void *);
+
+	if (!tallied(kind) || offset < base ||
+	    offset >= base + tally_n[kind] * sizeof(int) ||
+	    (offset - base) % sizeof(int))
+		return -1;
+	return (int)((offset - base) / sizeof(int));
+}
+
+/* The cell of h in s, or NULL; needs no lock. */
+static struct rc_tally_cell *cell_find(struct shard *s, uintptr_t h, uint64_t m)
+{
+	struct cells *t = __atomic_load_n(&s->cells, __ATOMIC_ACQUIRE);
+	struct rc_tally_cell *c;
+	unsigned i;
+
+	if (!t)
+		return NULL;
+	for (i = slot_of(m, t->mask + 1);; i = (i + 1) & t->mask) {
+		c = __atomic_load_n(&t->slot[i], __ATOMIC_ACQUIRE);
+		if (!c || c->h == h)
+			return c;
+	}
+}
+
+static void cell_put(struct cells *t, struct rc_tally_cell *c)
+{
+	unsigned i = slot_of(mix(c->h), t->mask + 1);
+
+	while (__atomic_load_n(&t->slot[i], __ATOMIC_RELAXED))
+		i = (i + 1) & t->mask;
+	__atomic_store_n(&t->slot[i], c, __ATOMIC_RELEASE);
+}
+
+/* The cell of h in s, made if need be (NULL without memory); under s's
+ * lock. */
+static struct rc_tally_cell *cell_make(struct shard *s, uintptr_t h, uint64_t m)
+{
+	struct cells *t = s->cells, *n;
+	struct rc_tally_cell *c = cell_find(s, h, m);
+	unsigned cap = t ? t->mask + 1 : 0, i;
+
+	if (c)
+		return c;
+	if ((s->ncells + 1) * 2 > cap) {
+		cap = cap ? cap * 2 : MIN_CAP;
+		n = calloc(1, sizeof(*n) + cap * sizeof(n->slot[0]));
+		if (!n)
+			return NULL;
+		n->mask = cap - 1;
+		for (i = 0; t && i <= t->mask; i++)
+			if (t->slot[i])
+				cell_put(n, t->slot[i]);
+		__atomic_store_n(&s->cells, n, __ATOMIC_RELEASE);
+		t = n;
+	}
+	c = calloc(1, sizeof(*c));
+	if (!c)
+		return NULL;
+	c->h = h;
+	cell_put(t, c);
+	s->ncells++;
+	return c;
+}
+
+/* Add delta to counter t of c if it still counts for gen. */
+static bool cell_add(struct rc_tally_cell *c, uint32_t gen, unsigned t, int delta,
+		     int *now)
+{
+	uint64_t v = __atomic_load_n(&c->w[t], __ATOMIC_RELAXED), n;
+
+	do {
+		if (v >> 32 != gen || !gen)
+			return false;
+		n = (v & ~0xffffffffull) | (uint32_t)((uint32_t)v + delta);
+	} while (!__atomic_compare_exchange_n(&c->w[t], &v, n, false,
+					      __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	if (now)
+		*now = (int)(uint32_t)n;
+	return true;
+}
+
+/* The live record o (just put in s) counts in its cell from now on, from
+ * the values it has; without a cell (no memory) it counts in itself. */
+static void tally_stamp(struct shard *s, struct rc_obj *o, uint64_t m)
+{
+	uint64_t g = (uint64_t)o->gen << 32;
+	struct rc_tally_cell *c;
+	unsigned t;
+
+	if (!tallied(o->kind))
+		return;
+	c = cell_make(s, o->handle, m);
+	*cell_of(o) = c;
+	if (!c)
+		return;
+	for (t = 0; t < RC_TALLIES; t++)
+		__atomic_store_n(&c->w[t], g | (t < tally_n[o->kind] ?
+					(uint32_t)*tally_field(o, t) : 0),
+				 __ATOMIC_RELAXED);
+	__atomic_store_n(&c->stamp, g | o->kind, __ATOMIC_RELEASE);
+}
+
+/* The live record o stops counting: it keeps the last values. */
+static void tally_kill(struct rc_obj *o)
+{
+	struct rc_tally_cell *c;
+	uint64_t v;
+	unsigned t;
+
+	if (!tallied(o->kind) || !(c = *cell_of(o)) ||
+	    __atomic_load_n(&c->stamp, __ATOMIC_RELAXED) >> 32 != o->gen)
+		return;
+	__atomic_store_n(&c->stamp, 0, __ATOMIC_RELEASE);
+	for (t = 0; t < RC_TALLIES; t++) {
+		v = __atomic_exchange_n(&c->w[t], 0, __ATOMIC_ACQ_REL);
+		if (t < tally_n[o->kind] && v >> 32 == o->gen)
+			*tally_field(o, t) = (int)(uint32_t)v;
+	}
+}
+
+/* Give o (a copy of, or a live record) its counters' values. */
+static inline void tally_fill(struct rc_obj *o)
+{
+	unsigned t, n = o->kind < RC_K_COUNT ? tally_n[o->kind] : 0;
+	struct rc_tally_cell *c;
+	int *f = TALLY_AT(o);
+	uint64_t v;
+
+	if (!n || o->destroyed || !(c = o->u.ch.cell))
+		return;
+	for (t = 0; t < n; t++) {
+		v = __atomic_load_n(&c->w[t], __ATOMIC_RELAXED);
+		if (v >> 32 == o->gen)
+			f[t] = (int)(uint32_t)v;
+	}
+}
+
+/* Add delta to the int at offset of the live record o (locked). */
+static inline void add_at(struct rc_obj *o, unsigned offset, int delta)
+{
+	int t = tallied(o->kind) ? tally_at(o->kind, offset) : -1;
+	struct rc_tally_cell *c;
+
+	if (t >= 0 && (c = *cell_of(o)) &&
+	    cell_add(c, o->gen, (unsigned)t, delta, NULL))
+		return;
+	*(int *)((char *)o + offset) += delta;
 }
 
 void rc_reg_init(void)
@@ -208,6 +422,35 @@ static void remove_at(struct tab *t, unsigned i)
 }
 
 /*
+ * A table's slots.  A big one is mapped, not malloc()ed: freed, it goes
+ * back to the system at once, where the heap would keep it (glibc then
+ * serves blocks of that size from the heap instead of mappings).
+ */
+#define MAP_MIN (128u << 10)
+
+static struct rc_obj *slots_alloc(unsigned cap)
+{
+	size_t len = (size_t)cap * sizeof(struct rc_obj);
+	void *p;
+
+	if (len < MAP_MIN)
+		return calloc(cap, sizeof(struct rc_obj));
+	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	return p == MAP_FAILED ? NULL : p;
+}
+
+static void slots_free(struct rc_obj *slots, unsigned cap)
+{
+	size_t len = (size_t)cap * sizeof(struct rc_obj);
+
+	if (len < MAP_MIN)
+		free(slots);
+	else if (slots)
+		munmap(slots, len);
+}
+
+/*
  * Move a step of old into t: budget counts slots looked at, a record moved
  * counts four.  Removing old[mcur] by backward shift may pull a later
  * record into mcur, so mcur moves on only once its slot is empty; no
@@ -228,7 +471,7 @@ static void migrate(struct shard *s, unsigned budget)
 		}
 		budget--;
 		if (++s->mcur == s->old.cap) {
-			free(s->old.slots);
+			slots_free(s->old.slots, s->old.cap);
 			s->old = (struct tab){ NULL, 0 };
 			s->mcur = 0;
 		}
@@ -238,7 +481,7 @@ static void migrate(struct shard *s, unsigned budget)
 /* Start moving s into a table of ncap slots (none in flight). */
 static bool resize(struct shard *s, unsigned ncap)
 {
-	struct rc_obj *nslots = calloc(ncap, sizeof(*nslots));
+	struct rc_obj *nslots = slots_alloc(ncap);
 
 	if (!nslots)
 		return false;
@@ -336,8 +579,12 @@ static void q_push(struct shard *s, uintptr_t key, uint32_t gen)
 	}
 	while (s->qvalid > quar_share && s->qlen)
 		q_evict(s);
-	/* Give memory back once most of the shard went away. */
-	if (s->t.cap > MIN_CAP && s->count * 8 < s->t.cap && !s->old.cap)
+	/*
+	 * Give memory back once most of the shard went away: below load
+	 * 1/4, so that the half-size table is still under the 1/2 that
+	 * makes it grow again.
+	 */
+	if (s->t.cap > MIN_CAP && s->count * 4 < s->t.cap && !s->old.cap)
 		resize(s, s->t.cap / 2);
 }
 
@@ -417,8 +664,13 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 			old = *slot;
 			buried = true;
 		}
+	} else {
+		if (tallied(slot->kind))
+			tally_kill(slot);	/* replaced while live */
 	}
 	*slot = *o;
+	if (tallied(o->kind))
+		tally_stamp(s, slot, m);
 	pthread_mutex_unlock(&s->lock);
 	if (buried)
 		bury(&old);
@@ -435,8 +687,10 @@ bool rc_reg_get(uintptr_t h, struct rc_obj *out)
 		return false;
 	pthread_mutex_lock(&s->lock);
 	o = find(s, h, m);
-	if (o)
+	if (o) {
 		*out = *o;
+		tally_fill(out);
+	}
 	pthread_mutex_unlock(&s->lock);
 	return o != NULL;
 }
@@ -470,26 +724,19 @@ bool rc_reg_update(uintptr_t h, uint32_t gen,
 	return o != NULL;
 }
 
-struct add_arg {
-	unsigned offset;
-	int delta;
-};
-
-static void add_fn(struct rc_obj *o, void *arg)
-{
-	struct add_arg *a = arg;
-	int *field = (int *)((char *)o + a->offset);
-
-	if (!o->destroyed)
-		*field += a->delta;
-}
-
 void rc_reg_add(struct rc_ref ref, unsigned offset, int delta)
 {
-	struct add_arg a = { offset, delta };
+	uint64_t m = mix(ref.h);
+	struct shard *s = shard_of(m);
+	struct rc_obj *o;
 
-	if (ref.h)
-		rc_reg_update(ref.h, ref.gen, add_fn, &a);
+	if (!ref.h)
+		return;
+	pthread_mutex_lock(&s->lock);
+	o = find(s, ref.h, m);
+	if (o && (!ref.gen || o->gen == ref.gen) && !o->destroyed)
+		add_at(o, offset, delta);
+	pthread_mutex_unlock(&s->lock);
 }
 
 bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
@@ -505,8 +752,14 @@ bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
 	pthread_mutex_lock(&s->lock);
 	o = find(s, h, m);
 	if (o && o->kind == kind && !o->destroyed) {
-		*(int *)((char *)o + offset) += delta;
-		*out = *o;
+		if (RC_UNLIKELY(tallied(kind))) {
+			add_at(o, offset, delta);
+			*out = *o;
+			tally_fill(out);
+		} else {
+			*(int *)((char *)o + offset) += delta;
+			*out = *o;
+		}
 		found = true;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -528,7 +781,10 @@ bool rc_reg_get_update(uintptr_t h, unsigned kind,
 	o = find(s, h, m);
 	if (o && o->kind == kind && !o->destroyed) {
 		fn(o, arg);
-		*out = *o;
+		if (out) {
+			*out = *o;
+			tally_fill(out);
+		}
 		found = true;
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -539,6 +795,8 @@ bool rc_reg_get_update(uintptr_t h, unsigned kind,
 static void mark_destroyed(struct shard *s, struct rc_obj *o, pid_t tid,
 			   rc_stack_id st)
 {
+	if (tallied(o->kind))
+		tally_kill(o);
 	o->destroyed = 1;
 	o->destroyed_tid = tid;
 	o->destroyed_stack = st;
@@ -569,6 +827,14 @@ bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st)
 enum rc_take rc_reg_take(uintptr_t h, unsigned kind, unsigned keep_flags,
 			 pid_t tid, rc_stack_id st, struct rc_obj *out)
 {
+	return rc_reg_take_fn(h, kind, keep_flags, tid, st, NULL, NULL, out);
+}
+
+enum rc_take rc_reg_take_fn(uintptr_t h, unsigned kind, unsigned keep_flags,
+			    pid_t tid, rc_stack_id st,
+			    void (*fn)(struct rc_obj *o, void *arg), void *arg,
+			    struct rc_obj *out)
+{
 	uint64_t m = mix(h);
 	struct shard *s = shard_of(m);
 	enum rc_take r = RC_TAKE_NONE;
@@ -581,16 +847,23 @@ enum rc_take rc_reg_take(uintptr_t h, unsigned kind, unsigned keep_flags,
 	o = find(s, h, m);
 	if (o && o->kind == kind) {
 		*out = *o;
+		tally_fill(out);
 		if (o->destroyed) {
 			r = RC_TAKE_DESTROYED;
 		} else if (o->flags & keep_flags) {
 			r = RC_TAKE_KEPT;
 		} else {
+			if (fn) {
+				fn(o, arg);
+				*out = *o;
+				tally_fill(out);
+			}
 			mark_destroyed(s, o, tid, st);
 			r = RC_TAKE_TAKEN;
 		}
 	} else if (o) {
 		*out = *o;	/* another kind: the caller may say so */
+		tally_fill(out);
 	}
 	pthread_mutex_unlock(&s->lock);
 	/* The memory is another kind's now: was it one of ours before? */
@@ -602,13 +875,17 @@ enum rc_take rc_reg_take(uintptr_t h, unsigned kind, unsigned keep_flags,
 	return r;
 }
 
-static void copy_tab(const struct tab *t, struct rc_obj *copy, unsigned *n)
+static void copy_tab(struct shard *s, const struct tab *t,
+		     struct rc_obj *copy, unsigned *n)
 {
 	unsigned j;
 
 	for (j = 0; j < t->cap; j++)
-		if (t->slots[j].handle && !is_grave(t->slots[j].handle))
-			copy[(*n)++] = t->slots[j];
+		if (t->slots[j].handle && !is_grave(t->slots[j].handle)) {
+			copy[*n] = t->slots[j];
+			tally_fill(&copy[*n]);
+			(*n)++;
+		}
 }
 
 void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg)
@@ -631,11 +908,74 @@ void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg)
 			cap = s->count;
 		}
 		n = 0;
-		copy_tab(&s->t, copy, &n);
-		copy_tab(&s->old, copy, &n);
+		copy_tab(s, &s->t, copy, &n);
+		copy_tab(s, &s->old, copy, &n);
 		pthread_mutex_unlock(&s->lock);
 		for (j = 0; j < n; j++)
 			fn(&copy[j], arg);
 	}
 	free(copy);
+}
+
+/* Without a cell (no memory for one) the record counts in itself. */
+static bool tally_add_locked(struct shard *s, struct rc_ref ref,
+			     unsigned t, int delta, int *now, uint64_t m)
+{
+	struct rc_obj *o;
+	bool ok;
+
+	pthread_mutex_lock(&s->lock);
+	o = find(s, ref.h, m);
+	ok = o && o->gen == ref.gen && !o->destroyed && t < tally_n[o->kind];
+	if (ok) {
+		*tally_field(o, t) += delta;
+		if (now)
+			*now = *tally_field(o, t);
+	}
+	pthread_mutex_unlock(&s->lock);
+	return ok;
+}
+
+bool rc_tally_add(struct rc_ref ref, enum rc_tally t, int delta, int *now)
+{
+	uint64_t m = mix(ref.h);
+	struct shard *s = shard_of(m);
+	struct rc_tally_cell *c;
+
+	if (!ref.h || !ref.gen)
+		return false;
+	c = cell_find(s, ref.h, m);
+	if (c)
+		return cell_add(c, ref.gen, t, delta, now);
+	return tally_add_locked(s, ref, t, delta, now, m);
+}
+
+bool rc_tally_find_add(uintptr_t h, unsigned kind, enum rc_tally t,
+		       int delta, struct rc_ref *ref)
+{
+	uint64_t m = mix(h), st;
+	struct shard *s = shard_of(m);
+	struct rc_obj o;
+	struct rc_tally_cell *c;
+
+	if (!h || !tallied(kind))
+		return false;
+	c = cell_find(s, h, m);
+	if (!c) {
+		if (!rc_reg_get_add(h, kind, (unsigned)((char *)tally_field(&o,
+				    t) - (char *)&o), delta, &o))
+			return false;
+		*ref = (struct rc_ref){ h, o.gen };
+		return true;
+	}
+	/* A live record of this kind at h has its counters here. */
+	for (;;) {
+		st = __atomic_load_n(&c->stamp, __ATOMIC_ACQUIRE);
+		if (!st || (st & 0xff) != kind)
+			return false;
+		if (cell_add(c, (uint32_t)(st >> 32), t, delta, NULL)) {
+			*ref = (struct rc_ref){ h, (uint32_t)(st >> 32) };
+			return true;
+		}
+	}
 }

@@ -57,6 +57,8 @@ struct rc_mc_key {
 	unsigned char addr[128];
 };
 
+struct rc_tally_cell;
+
 struct rc_obj {
 	uintptr_t handle;	/* 0: empty slot */
 	uint32_t gen;		/* unique per registration, never 0 */
@@ -67,20 +69,26 @@ struct rc_obj {
 	pid_t created_tid, destroyed_tid;
 	rc_stack_id created_stack, destroyed_stack;
 	union {
+		/*
+		 * The kinds with counters others charge (rc_tally_add)
+		 * start alike: the cell, then the counters in its order.
+		 */
 		struct {
+			struct rc_tally_cell *cell; /* registry.c's */
 			int nids;	/* live ids using this channel */
 			int unacked;	/* user-held events fetched here */
 			int waiters;	/* threads in rdma_get_cm_event */
 			int fd;		/* its descriptor */
 		} ch;
 		struct {
+			struct rc_tally_cell *cell; /* registry.c's */
+			int unacked;	/* user-held events charged here */
+			int lib_held;	/* library-held events charged */
+			int joins;	/* multicast groups joined */
 			struct rc_ref channel;
 			struct rc_ref parent;	/* listener, for children */
 			struct rc_ref lib_event; /* the event librdmacm keeps
 						  * in id->event */
-			int unacked;	/* user-held events charged here */
-			int lib_held;	/* library-held events charged */
-			int joins;	/* multicast groups joined */
 			int inside;	/* user threads inside calls on it */
 			pid_t inside_tid; /* the first of them, 0 if gone */
 			uint16_t inside_fn; /* its call (enum rc_fn) */
@@ -94,10 +102,14 @@ struct rc_obj {
 			pid_t holder;		/* thread that fetched it */
 			uint32_t holder_gen;	/* its record (threads.c) */
 			struct rc_ref mc;	/* multicast join, if any */
+			uint32_t ack_seq;	/* its ack's number (ledger.c),
+						 * 0 before */
+			uintptr_t pdata;	/* the private data it left */
 		} ev;
 		struct {
-			struct rc_ref id;	/* the joining id */
+			struct rc_tally_cell *cell; /* registry.c's */
 			int unacked;	/* user-held events of the group */
+			struct rc_ref id;	/* the joining id */
 			struct rc_mc_key *key;	/* our copy of the address */
 		} mc;
 		/* libibverbs objects (QPs and SRQs made through rdmacm too). */
@@ -151,7 +163,9 @@ bool rc_reg_get_kind(uintptr_t h, unsigned kind, struct rc_obj *out);
 /*
  * Run fn on the record at h under its shard lock, if it exists and (when
  * gen is non-zero) still has that generation.  fn must not call anything
- * that takes a lock.  Returns false when there was no such record.
+ * that takes a lock, and neither reads nor changes the counters kept in
+ * cells (see rc_tally_add: the record's fields for them are stale while it
+ * is live).  Returns false when there was no such record.
  */
 bool rc_reg_update(uintptr_t h, uint32_t gen,
 		   void (*fn)(struct rc_obj *o, void *arg), void *arg);
@@ -168,8 +182,9 @@ bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
 		       (delta), (out))
 
 /*
- * Find the live record of this kind at h, run fn on it and copy it out,
- * under one lock (fn as for rc_reg_update).  False when there is none.
+ * Find the live record of this kind at h, run fn on it and copy it out
+ * (unless out is NULL), under one lock (fn as for rc_reg_update).  False
+ * when there is none.
  */
 bool rc_reg_get_update(uintptr_t h, unsigned kind,
 		       void (*fn)(struct rc_obj *o, void *arg), void *arg,
@@ -179,6 +194,43 @@ bool rc_reg_get_update(uintptr_t h, unsigned kind,
 void rc_reg_add(struct rc_ref ref, unsigned offset, int delta);
 #define RC_REG_ADD(ref, field, delta) \
 	rc_reg_add((ref), __builtin_offsetof(struct rc_obj, field), (delta))
+
+/*
+ * The counters other records charge -- a channel's ids, unacked events and
+ * waiters; an id's unacked and library-held events and multicast joins; a
+ * multicast join's unacked events -- are kept, while the record is live,
+ * in a cell of their own that never moves and is never freed (one per
+ * address such a record ever had), so a charge is one atomic operation
+ * and takes no lock.  Each counter word carries the generation it counts
+ * for: a stale reference changes nothing.  Every copy of a record out of
+ * the registry carries the counters' values; a destroyed record keeps the
+ * last ones.  Indices into the cell, by kind:
+ */
+enum rc_tally {
+	RC_T_CH_NIDS = 0,	/* u.ch.nids */
+	RC_T_CH_UNACKED = 1,	/* u.ch.unacked */
+	RC_T_CH_WAITERS = 2,	/* u.ch.waiters */
+	RC_T_ID_UNACKED = 0,	/* u.id.unacked */
+	RC_T_ID_LIB_HELD = 1,	/* u.id.lib_held */
+	RC_T_ID_JOINS = 2,	/* u.id.joins */
+	RC_T_MC_UNACKED = 0,	/* u.mc.unacked */
+};
+#define RC_TALLIES 3
+
+/*
+ * Add delta to counter t of the live record ref names (of a kind that has
+ * it) and put the new value in *now (if now is not NULL).  False, and
+ * nothing changed, when that record is not live.
+ */
+bool rc_tally_add(struct rc_ref ref, enum rc_tally t, int delta, int *now);
+
+/*
+ * The live record of this kind at h: add delta to its counter t and give
+ * its reference, without a lock when its cell is known.  False when there
+ * is no such record.
+ */
+bool rc_tally_find_add(uintptr_t h, unsigned kind, enum rc_tally t,
+		       int delta, struct rc_ref *ref);
 
 /*
  * Mark the record destroyed (with the destroying thread and stack) if it
@@ -203,6 +255,11 @@ enum rc_take {
 };
 enum rc_take rc_reg_take(uintptr_t h, unsigned kind, unsigned keep_flags,
 			 pid_t tid, rc_stack_id st, struct rc_obj *out);
+/* The same, running fn (as for rc_reg_update) on the record it takes. */
+enum rc_take rc_reg_take_fn(uintptr_t h, unsigned kind, unsigned keep_flags,
+			    pid_t tid, rc_stack_id st,
+			    void (*fn)(struct rc_obj *o, void *arg), void *arg,
+			    struct rc_obj *out);
 
 /*
  * Call fn on a copy of every record (live and quarantined), shard by

@@ -3,8 +3,8 @@
  * rdma_destroy_ep and rdma_migrate_id calls register here while they run
  * in the real library; a watchdog thread, started at the first such call,
  * reports each one still blocked after watchdog_ms, once, with the ledger
- * of the events its id is waiting for.  A fixed table: no allocation on
- * the wrappers' path and no lock held across the real call.
+ * of the events its id is waiting for.  A fixed table: no allocation and
+ * no lock on the wrappers' path.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -18,13 +18,17 @@
 #define SLOTS 64
 
 /*
- * busy is claimed with an atomic; the fields are written and read under
- * the slot's mutex, so the watchdog never copies a slot a new call is
- * filling.  rc_watch_end only clears busy.
+ * A slot is owned through busy alone, so a call pays no lock: the call
+ * claims a free slot (0 -> 1), fills it and publishes it (-> 2); the
+ * watchdog claims a published one to read it (2 -> 3) and gives it back
+ * (3 -> 2).  A call that ends while the watchdog reads its slot leaves it
+ * to the watchdog (3 -> 4), which frees it (-> 0) without a report.  So a
+ * slot's fields are only touched by whoever moved busy last.
  */
+enum { W_FREE, W_FILLING, W_WATCHED, W_READING, W_ENDED };
+
 struct watched {
-	int busy;		/* 0 free, 1 being filled, 2 watched */
-	pthread_mutex_t mu;
+	int busy;
 	bool reported;
 	struct rc_call call;
 	struct rc_obj id;
@@ -86,25 +90,34 @@ static void *watchdog(void *arg)
 		pthread_cond_timedwait(&cond, &lock, &ts);
 		pthread_mutex_unlock(&lock);
 		for (i = 0; i < SLOTS; i++) {
+			int expected = W_WATCHED;
 			bool due;
 
-			if (__atomic_load_n(&slots[i].busy, __ATOMIC_ACQUIRE)
-			    != 2)
+			if (!__atomic_compare_exchange_n(&slots[i].busy,
+							 &expected, W_READING,
+							 false,
+							 __ATOMIC_ACQUIRE,
+							 __ATOMIC_RELAXED))
 				continue;
-			pthread_mutex_lock(&slots[i].mu);
-			due = __atomic_load_n(&slots[i].busy,
-					      __ATOMIC_ACQUIRE) == 2 &&
-			      !slots[i].reported &&
+			due = !slots[i].reported &&
 			      rc_now_ms() - slots[i].start_ms >=
 			      (uint64_t)rc_opt.watchdog_ms;
 			if (due) {
 				slots[i].reported = true;
 				w = slots[i];
 			}
-			pthread_mutex_unlock(&slots[i].mu);
-			/* The call may have returned meanwhile: recheck. */
-			if (due && __atomic_load_n(&slots[i].busy,
-						   __ATOMIC_ACQUIRE) == 2)
+			expected = W_READING;
+			/* The call may have returned meanwhile: no report. */
+			if (!__atomic_compare_exchange_n(&slots[i].busy,
+							 &expected, W_WATCHED,
+							 false,
+							 __ATOMIC_RELEASE,
+							 __ATOMIC_RELAXED)) {
+				__atomic_store_n(&slots[i].busy, W_FREE,
+						 __ATOMIC_RELEASE);
+				continue;
+			}
+			if (due)
 				report_blocked(&w);
 		}
 	}
@@ -136,19 +149,18 @@ int rc_watch_begin(struct rc_call *c, const struct rc_obj *id)
 		return -1;
 	pthread_once(&started, start);
 	for (i = 0; i < SLOTS; i++) {
-		expected = 0;
-		if (!__atomic_compare_exchange_n(&slots[i].busy, &expected, 1,
-						 false, __ATOMIC_ACQUIRE,
+		expected = W_FREE;
+		if (!__atomic_compare_exchange_n(&slots[i].busy, &expected,
+						 W_FILLING, false,
+						 __ATOMIC_ACQUIRE,
 						 __ATOMIC_RELAXED))
 			continue;
 		rc_call_stack(c);	/* the report names the caller */
-		pthread_mutex_lock(&slots[i].mu);
 		slots[i].call = *c;
 		slots[i].id = *id;
 		slots[i].reported = false;
 		slots[i].start_ms = rc_now_ms();
-		__atomic_store_n(&slots[i].busy, 2, __ATOMIC_RELEASE);
-		pthread_mutex_unlock(&slots[i].mu);
+		__atomic_store_n(&slots[i].busy, W_WATCHED, __ATOMIC_RELEASE);
 		return i;
 	}
 	return -1;	/* more than SLOTS blocked calls: watch the rest not */
@@ -156,8 +168,17 @@ int rc_watch_begin(struct rc_call *c, const struct rc_obj *id)
 
 void rc_watch_end(int slot)
 {
-	if (slot >= 0)
-		__atomic_store_n(&slots[slot].busy, 0, __ATOMIC_RELEASE);
+	int expected = W_WATCHED;
+
+	if (slot < 0)
+		return;
+	/* Free it, or, while the watchdog reads it, leave it to it. */
+	while (!__atomic_compare_exchange_n(&slots[slot].busy, &expected,
+					    expected == W_WATCHED ? W_FREE :
+					    W_ENDED, false, __ATOMIC_RELEASE,
+					    __ATOMIC_RELAXED))
+		if (expected != W_WATCHED && expected != W_READING)
+			return;		/* cannot happen: not ours */
 }
 
 void rc_watch_atfork_child(void)

@@ -229,10 +229,21 @@ bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
 /* ledger.c: remember an acked event's parameter pointers (before the
  * ack is forwarded), and check a pointer a user call passes. */
 struct rdma_cm_event;
+/*
+ * An ack as the ledger notes it: rc_ledger_note runs on the event's
+ * record as the ack takes it (rc_reg_take_fn), rc_ledger_index after.
+ */
+struct rc_ack {
+	struct rdma_cm_event *ev;
+	uint32_t seq;		/* the ack's number, filled by the note */
+	uintptr_t conn, pdata;	/* the pointers it leaves */
+};
+void rc_ledger_note(struct rc_obj *o, void *arg);
+void rc_ledger_index(const struct rc_obj *e, const struct rc_ack *a);
+/* Both, for an event destroyed already. */
 void rc_ledger_acked(const struct rc_obj *e, struct rdma_cm_event *ev);
 void rc_check_use_after_ack(struct rc_call *c, const void *ptr,
 			    const char *what);
-void rc_acked_atfork_child(void);
 
 /* wrap_mcast.c: the join a multicast event belongs to (0 if none). */
 struct rc_ref rc_mcast_of_event(uintptr_t id, const void *context);

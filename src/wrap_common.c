@@ -508,9 +508,7 @@ void rc_untrack(struct rc_call *c, const struct rc_obj *o)
 bool rc_update_live(const void *h, enum rc_kind kind,
 		    void (*fn)(struct rc_obj *o, void *arg), void *arg)
 {
-	struct rc_obj o;
-
 	/* The address may still hold a destroyed object of another kind:
 	 * only a live one of this kind is changed (one lookup, one lock). */
-	return rc_reg_get_update((uintptr_t)h, kind, fn, arg, &o);
+	return rc_reg_get_update((uintptr_t)h, kind, fn, arg, NULL);
 }

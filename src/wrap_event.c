@@ -50,30 +50,13 @@ static void track_child(struct rc_call *c, struct rdma_cm_event *ev,
 		rc_settle_id(c, ev->id);
 }
 
-struct unwait_arg {
-	bool charge;		/* one more user-held event */
-	bool gone;		/* the channel was destroyed meanwhile */
-};
-
-static void unwait_fn(struct rc_obj *o, void *arg)
-{
-	struct unwait_arg *a = arg;
-
-	if (o->destroyed) {
-		a->gone = true;
-		return;
-	}
-	o->u.ch.waiters--;
-	o->u.ch.unacked += a->charge;
-}
-
 /* A waiter cancelled inside the blocking call no longer waits. */
 static void waiter_cancelled(void *arg)
 {
 	const struct rc_obj *ch = arg;
 
 	if (ch->handle)
-		RC_REG_ADD(rc_ref_of(ch), u.ch.waiters, -1);
+		rc_tally_add(rc_ref_of(ch), RC_T_CH_WAITERS, -1, NULL);
 }
 
 /*
@@ -112,24 +95,92 @@ static bool failed_on_channel(int err)
 	return err != EINTR && err != EAGAIN && err != EWOULDBLOCK;
 }
 
+/* The counts an event charges: atomics in the records' cells, no lock. */
 void rc_event_settle(const struct rc_obj *e, int delta)
 {
 	if (e->flags & RC_F_LIB) {
-		RC_REG_ADD(e->u.ev.id, u.id.lib_held, delta);
+		rc_tally_add(e->u.ev.id, RC_T_ID_LIB_HELD, delta, NULL);
 	} else {
-		RC_REG_ADD(e->u.ev.id, u.id.unacked, delta);
-		RC_REG_ADD(e->u.ev.channel, u.ch.unacked, delta);
+		rc_tally_add(e->u.ev.id, RC_T_ID_UNACKED, delta, NULL);
+		rc_tally_add(e->u.ev.channel, RC_T_CH_UNACKED, delta, NULL);
+		rc_tally_add(e->u.ev.mc, RC_T_MC_UNACKED, delta, NULL);
 	}
 }
+
+/* After the real call: the channel's waiters, the event's charges. */
+static int fetched(struct rc_call *c, const struct rc_obj *ch, int ret,
+		   struct rdma_cm_event **event)
+{
+	struct rc_ref idref = { 0, 0 };
+	struct rdma_cm_event *ev;
+	struct rdma_cm_id *charged;
+	struct rc_obj id, e;
+	bool gone = false;
+
+	/* Out of the waiters (gone: the channel was destroyed meanwhile). */
+	if (ch->handle &&
+	    !rc_tally_add(rc_ref_of(ch), RC_T_CH_WAITERS, -1, NULL))
+		gone = true;
+	if (gone && !c->internal && ret && failed_on_channel(c->err))
+		report_returned_into(c, ch, NULL);
+	if (ret || !event || !*event)
+		return ret;
+	ev = *event;
+	if (gone && !c->internal)
+		report_returned_into(c, ch, ev);
+
+	/*
+	 * The charges: one more event on the id (CONNECT_REQUEST: on the
+	 * listener, whose record the child's needs) and, the user's, on the
+	 * channel; atomics in the records' cells.
+	 */
+	charged = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ?
+		  ev->listen_id : ev->id;
+	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST) {
+		if (c->internal ?
+		    RC_REG_GET_ADD((uintptr_t)charged, RC_K_ID, u.id.lib_held,
+				   1, &id) :
+		    RC_REG_GET_ADD((uintptr_t)charged, RC_K_ID, u.id.unacked,
+				   1, &id))
+			idref = rc_ref_of(&id);
+		if (ev->id)
+			track_child(c, ev, idref.h ? &id : NULL);
+	} else {
+		rc_tally_find_add((uintptr_t)charged, RC_K_ID,
+				  c->internal ? RC_T_ID_LIB_HELD :
+				  RC_T_ID_UNACKED, 1, &idref);
+	}
+	if (ch->handle && !c->internal && !gone)
+		rc_tally_add(rc_ref_of(ch), RC_T_CH_UNACKED, 1, NULL);
+
+	rc_obj_init(c, RC_K_EVENT, ev, c->internal ? RC_F_LIB : 0, &e);
+	e.u.ev.id = idref;
+	if (ch->handle)
+		e.u.ev.channel = rc_ref_of(ch);
+	e.u.ev.ev_id = (uintptr_t)ev->id;
+	e.u.ev.type = ev->event;
+	e.u.ev.holder = c->tid;
+	if (!c->internal)
+		e.u.ev.holder_gen = rc_thread_self(c);
+	/* A multicast event also counts for its group (rare: a scan). */
+	if (ev->event == RDMA_CM_EVENT_MULTICAST_JOIN ||
+	    ev->event == RDMA_CM_EVENT_MULTICAST_ERROR)
+		e.u.ev.mc = rc_mcast_of_event((uintptr_t)ev->id,
+					      ev->param.ud.private_data);
+	if (!c->internal)
+		rc_tally_add(e.u.ev.mc, RC_T_MC_UNACKED, 1, NULL);
+	/* Untracked after all: take the counts back. */
+	if (!rc_reg_insert(&e))
+		rc_event_settle(&e, -1);
+	return ret;
+}
+
 
 int rdma_get_cm_event(struct rdma_event_channel *channel,
 		      struct rdma_cm_event **event)
 {
-	struct rc_obj ch, id, e;
-	struct rdma_cm_event *ev;
-	struct rdma_cm_id *charged;
-	struct unwait_arg ua = { false, false };
 	struct rc_finding f;
+	struct rc_obj ch;
 	RC_CALL(c);
 	int ret;
 
@@ -164,57 +215,12 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 	pthread_cleanup_push(waiter_cancelled, &ch);
 	ret = RC_FWD(&c, RC_REAL(rdma_get_cm_event)(channel, event));
 	pthread_cleanup_pop(0);
-	/* Out of the waiters, and (for the user) one more unacked event. */
-	ua.charge = !ret && event && *event && !c.internal;
-	if (ch.handle && !rc_reg_update(ch.handle, ch.gen, unwait_fn, &ua))
-		ua.gone = true;
-	if (ua.gone && !c.internal && ret && failed_on_channel(c.err))
-		report_returned_into(&c, &ch, NULL);
-	if (ret || !event || !*event)
-		return ret;
-	ev = *event;
-	if (ua.gone && !c.internal)
-		report_returned_into(&c, &ch, ev);
-
-	charged = ev->event == RDMA_CM_EVENT_CONNECT_REQUEST ?
-		  ev->listen_id : ev->id;
-	if (!(c.internal ?
-	      RC_REG_GET_ADD((uintptr_t)charged, RC_K_ID, u.id.lib_held, 1,
-			     &id) :
-	      RC_REG_GET_ADD((uintptr_t)charged, RC_K_ID, u.id.unacked, 1,
-			     &id)))
-		id.handle = 0;
-	if (ev->event == RDMA_CM_EVENT_CONNECT_REQUEST && ev->id)
-		track_child(&c, ev, id.handle ? &id : NULL);
-
-	rc_obj_init(&c, RC_K_EVENT, ev, c.internal ? RC_F_LIB : 0, &e);
-	if (id.handle)
-		e.u.ev.id = rc_ref_of(&id);
-	if (ch.handle)
-		e.u.ev.channel = rc_ref_of(&ch);
-	e.u.ev.ev_id = (uintptr_t)ev->id;
-	e.u.ev.type = ev->event;
-	e.u.ev.holder = c.tid;
-	if (!c.internal)
-		e.u.ev.holder_gen = rc_thread_self(&c);
-	/* A multicast event also counts for its group (rare: a scan). */
-	if (ev->event == RDMA_CM_EVENT_MULTICAST_JOIN ||
-	    ev->event == RDMA_CM_EVENT_MULTICAST_ERROR)
-		e.u.ev.mc = rc_mcast_of_event((uintptr_t)ev->id,
-					      ev->param.ud.private_data);
-	if (!rc_reg_insert(&e)) {
-		/* Untracked after all: take the counts back. */
-		rc_event_settle(&e, -1);
-		return ret;
-	}
-	if (!c.internal)
-		RC_REG_ADD(e.u.ev.mc, u.mc.unacked, 1);
-	return ret;
+	return fetched(&c, &ch, ret, event);
 }
-
 
 int rdma_ack_cm_event(struct rdma_cm_event *event)
 {
+	struct rc_ack a = { event, 0, 0, 0 };
 	enum rc_take took;
 	struct rc_finding f;
 	RC_CALL(c);
@@ -235,14 +241,13 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 	 * ack of the library's event is refused with protect=1: keep those.
 	 */
 	lib = !c.internal && rc_opt.protect;
-	took = rc_reg_take((uintptr_t)event, RC_K_EVENT, lib ? RC_F_LIB : 0,
-			   c.tid, rc_call_stack(&c), &e);
+	took = rc_reg_take_fn((uintptr_t)event, RC_K_EVENT,
+			      lib ? RC_F_LIB : 0, c.tid, rc_call_stack(&c),
+			      c.internal ? NULL : rc_ledger_note, &a, &e);
 	if (took == RC_TAKE_TAKEN) {
 		if (!c.internal)
-			rc_ledger_acked(&e, event);
+			rc_ledger_index(&e, &a);
 		rc_event_settle(&e, -1);
-		if (!(e.flags & RC_F_LIB))
-			RC_REG_ADD(e.u.ev.mc, u.mc.unacked, -1);
 	}
 	if (c.internal)
 		return RC_FWD(&c, RC_REAL(rdma_ack_cm_event)(event));

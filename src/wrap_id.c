@@ -57,31 +57,20 @@ void rc_track_id_counted(struct rc_call *c, struct rdma_cm_id *id,
 		RC_REG_ADD(ch, u.ch.nids, -1);
 }
 
-struct left_arg {
-	bool gone;	/* a private channel that lost its last id */
-	int fd;
-};
-
-static void left_fn(struct rc_obj *o, void *arg)
-{
-	struct left_arg *a = arg;
-
-	if (o->destroyed)
-		return;
-	o->u.ch.nids--;
-	a->gone = o->u.ch.nids <= 0 && (o->flags & RC_F_LIB);
-	a->fd = o->u.ch.fd;
-}
-
 void rc_id_left_channel(struct rc_call *c, struct rc_ref channel)
 {
-	struct left_arg a = { false, -1 };
+	struct rc_obj ch;
+	int now;
 
+	/* One id fewer: an atomic in the channel's cell. */
+	if (!channel.h ||
+	    !rc_tally_add(channel, RC_T_CH_NIDS, -1, &now) || now > 0)
+		return;
 	/* librdmacm frees a private channel with its id (or when the id
 	 * migrates away from it): it goes whether or not we saw the call. */
-	if (channel.h && rc_reg_update(channel.h, channel.gen, left_fn, &a) &&
-	    a.gone) {
-		rc_fd_untrack(a.fd, channel.h);
+	if (rc_reg_get(channel.h, &ch) && ch.gen == channel.gen &&
+	    !ch.destroyed && (ch.flags & RC_F_LIB) && ch.u.ch.nids <= 0) {
+		rc_fd_untrack(ch.u.ch.fd, channel.h);
 		rc_reg_destroy(channel.h, channel.gen, c->tid,
 			       rc_call_stack(c));
 	}

@@ -478,6 +478,69 @@ START_TEST(ledger_acked_index)
 }
 END_TEST
 
+/*
+ * The counters others charge, in cells: charged without a lock, checked
+ * against the generation, carried by every copy, kept when destroyed.
+ */
+START_TEST(tally_cells)
+{
+	struct rc_obj ch = mk(handle(40, 0), RC_K_CHANNEL), got;
+	struct rc_ref old, ref;
+	int now = 0;
+
+	ch.u.ch.nids = 1;
+	rc_reg_insert(&ch);
+	old = (struct rc_ref){ ch.handle, ch.gen };
+	ck_assert(rc_tally_add(old, RC_T_CH_NIDS, 2, &now));
+	ck_assert_int_eq(now, 3);
+	ck_assert(rc_tally_add(old, RC_T_CH_WAITERS, 1, NULL));
+	ck_assert(rc_reg_get(ch.handle, &got));
+	ck_assert_int_eq(got.u.ch.nids, 3);
+	ck_assert_int_eq(got.u.ch.waiters, 1);
+	/* The locked counter ops see the same counts. */
+	ck_assert(RC_REG_GET_ADD(ch.handle, RC_K_CHANNEL, u.ch.unacked, 4,
+				 &got));
+	ck_assert_int_eq(got.u.ch.unacked, 4);
+	RC_REG_ADD(old, u.ch.nids, -1);
+	ck_assert(rc_tally_add(old, RC_T_CH_NIDS, 0, &now));
+	ck_assert_int_eq(now, 2);
+	/* A stale generation changes nothing. */
+	ck_assert(!rc_tally_add((struct rc_ref){ ch.handle, ch.gen + 1 },
+				RC_T_CH_NIDS, 1, NULL));
+	/* Not an id: no id's counter found there. */
+	ck_assert(!rc_tally_find_add(ch.handle, RC_K_ID, RC_T_ID_UNACKED, 1,
+				     &ref));
+	ck_assert(rc_tally_find_add(ch.handle, RC_K_CHANNEL, RC_T_CH_UNACKED,
+				    1, &ref));
+	ck_assert_uint_eq(ref.gen, ch.gen);
+	/* Destroyed: the last values stay with the record, charges fail. */
+	ck_assert(rc_reg_take(ch.handle, RC_K_CHANNEL, 0, 1, 1, &got) ==
+		  RC_TAKE_TAKEN);
+	ck_assert_int_eq(got.u.ch.unacked, 5);
+	ck_assert(!rc_tally_add(old, RC_T_CH_NIDS, 1, NULL));
+	ck_assert(rc_reg_get(ch.handle, &got) && got.destroyed);
+	ck_assert_int_eq(got.u.ch.nids, 2);
+	ck_assert_int_eq(got.u.ch.unacked, 5);
+	ck_assert_int_eq(got.u.ch.waiters, 1);
+	/* A new life at the address counts from its own values. */
+	ch = mk(handle(40, 0), RC_K_CHANNEL);
+	rc_reg_insert(&ch);
+	ck_assert(!rc_tally_add(old, RC_T_CH_NIDS, 1, NULL));
+	ck_assert(rc_tally_add((struct rc_ref){ ch.handle, ch.gen },
+			       RC_T_CH_NIDS, 1, &now));
+	ck_assert_int_eq(now, 1);
+	ck_assert(rc_reg_get(ch.handle, &got));
+	ck_assert_int_eq(got.u.ch.unacked, 0);
+	/* Another kind takes the address: the cell is not its. */
+	got = mk(handle(40, 0), RC_K_QP);
+	rc_reg_insert(&got);
+	ck_assert(!rc_tally_add((struct rc_ref){ ch.handle, ch.gen },
+				RC_T_CH_NIDS, 1, NULL));
+	ck_assert(!rc_tally_find_add(ch.handle, RC_K_CHANNEL, RC_T_CH_NIDS, 1,
+				     &ref));
+}
+END_TEST
+
 /* ---- cqcount.c: completion events per CQ, without a lock ------------ */
 
 START_TEST(cq_counts_grow_and_reuse)
@@ -581,6 +644,7 @@ int main(void)
 	tcase_add_test(tc, ledger_scans);
 	tcase_add_test(tc, ledger_refuses_certain_hang);
 	tcase_add_test(tc, ledger_acked_index);
+	tcase_add_test(tc, tally_cells);
 	tcase_add_test(tc, cq_counts_grow_and_reuse);
 	tcase_add_test(tc, cq_counts_threads);
 	suite_add_tcase(s, tc);
