@@ -25,10 +25,12 @@
  *
  * fast_unwind: a frame-pointer walk from the wrapper's frame, checked
  * frame by frame (inside this thread's stack, increasing, returning into
- * an executable segment of an object loaded now: a sorted map of them,
- * made again when dl_iterate_phdr's load/unload counters move, which
- * also gives the CFI walk's misses each object's .eh_frame_hdr); it
- * stops at the first frame that fails.
+ * an executable segment of an object loaded now); it stops at the first
+ * frame that fails.  The objects loaded now: a sorted map of them, made
+ * again when dl_iterate_phdr's load/unload counters move, which also
+ * gives the CFI walk's misses each object's .eh_frame_hdr.  On x86_64 the
+ * walk asks the CFI rule cache, which knows each return address once
+ * seen, so a capture does not read those counters (the loader's lock).
  *
  * Depot: a fixed array of hash buckets, each a chain of immutable entries
  * carved from mmap()ed arena chunks.  Lookups are lock-free (acquire loads
@@ -505,6 +507,7 @@ static const struct text_seg *text_find(const struct text_map *m,
 	return &m->r[lo];
 }
 
+#ifndef RC_CFI	/* fp_walk asks the CFI rule cache instead */
 /* The range of m holding pc in *r, or false. */
 static bool in_text(const struct text_map *m, uintptr_t pc, uintptr_t *r)
 {
@@ -516,6 +519,7 @@ static bool in_text(const struct text_map *m, uintptr_t pc, uintptr_t *r)
 	r[1] = t->hi;
 	return true;
 }
+#endif
 
 /*
  * The map of the objects loaded now: one dl_iterate_phdr() step to read
@@ -628,6 +632,9 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 	unsigned n = 0;
 
 #if defined(__x86_64__) || defined(__aarch64__)
+#ifdef RC_CFI
+	(void)seg; (void)m;
+#endif
 	if (!thread_stack(&lo, &hi))
 		return 0;
 	if (lo < (uintptr_t)__builtin_frame_address(0))
@@ -637,6 +644,14 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 		    (fp & (sizeof(uintptr_t) - 1)))
 			break;
 		pc = ((const uintptr_t *)fp)[1];
+#ifdef RC_CFI
+		/*
+		 * The CFI rule cache knows every return address seen: no
+		 * dl_iterate_phdr() (the loader's lock) on each capture.
+		 */
+		if (!rc_cfi_known(pc))
+			break;
+#else
 		/* Most frames return into the segment the last one did. */
 		if (pc - seg[0] >= seg[1] - seg[0]) {
 			if (!m)
@@ -644,6 +659,7 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 			if (!m || !in_text(m, pc, seg))
 				break;
 		}
+#endif
 		/* Ours or librdmacm's: no frame pointers to follow. */
 		if (!n && (pc - slo < shi - slo || (sp && sp(pc))))
 			return 0;
