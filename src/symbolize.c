@@ -35,6 +35,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "leb128.h"
 #include "rdmacheck.h"
 #include "symbolize.h"
 
@@ -840,16 +841,14 @@ struct rd {
 
 static uint64_t rd_u(struct rd *r, unsigned n)
 {
-	uint64_t v = 0;
-	unsigned i;
+	uint64_t v;
 
 	if ((size_t)(r->end - r->p) < n) {
 		r->err = true;
 		r->p = r->end;
 		return 0;
 	}
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)r->p[i] << (8 * i);
+	v = rc_le_bytes(r->p, n);
 	r->p += n;
 	return v;
 }
@@ -871,43 +870,25 @@ static bool rd_unit_len(struct rd *r, uint64_t *len, unsigned *offsz)
 	return !r->err && *len <= (uint64_t)(r->end - r->p);
 }
 
+static uint64_t rd_leb(struct rd *r, bool sign)
+{
+	uint64_t v;
+
+	if (rc_leb128(&r->p, r->end, sign, &v))
+		return v;
+	r->err = true;
+	r->p = r->end;
+	return 0;
+}
+
 static uint64_t rd_uleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-
-	while (r->p < r->end) {
-		uint8_t b = *r->p++;
-
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80))
-			return v;
-	}
-	r->err = true;
-	return 0;
+	return rd_leb(r, false);
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b = 0;
-
-	while (r->p < r->end) {
-		b = *r->p++;
-		if (shift < 64)
-			v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-		if (!(b & 0x80)) {
-			if (shift < 64 && (b & 0x40))
-				v |= ~0ull << shift;
-			return (int64_t)v;
-		}
-	}
-	r->err = true;
-	return 0;
+	return (int64_t)rd_leb(r, true);
 }
 
 static const char *rd_str(struct rd *r)

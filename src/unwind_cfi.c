@@ -28,6 +28,7 @@
 #include <stddef.h>
 #include <string.h>
 
+#include "leb128.h"
 #include "unwind_cfi.h"
 
 #ifdef RC_CFI
@@ -74,53 +75,33 @@ static bool rd_has(struct rd *r, size_t n)
 
 static uint64_t rd_le(struct rd *r, unsigned n)
 {
-	uint64_t v = 0;
-	unsigned i;
+	uint64_t v;
 
 	if (!rd_has(r, n))
 		return 0;
-	for (i = 0; i < n; i++)
-		v |= (uint64_t)r->p[i] << (8 * i);
+	v = rc_le_bytes(r->p, n);
 	r->p += n;
 	return v;
 }
 
+static uint64_t rd_leb(struct rd *r, bool sign)
+{
+	uint64_t v;
+
+	if (!r->bad && rc_leb128(&r->p, r->end, sign, &v))
+		return v;
+	r->bad = true;
+	return 0;
+}
+
 static uint64_t rd_uleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
-
-	do {
-		if (!rd_has(r, 1) || shift > 63) {
-			r->bad = true;
-			return 0;
-		}
-		b = *r->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	return v;
+	return rd_leb(r, false);
 }
 
 static int64_t rd_sleb(struct rd *r)
 {
-	uint64_t v = 0;
-	unsigned shift = 0;
-	uint8_t b;
-
-	do {
-		if (!rd_has(r, 1) || shift > 63) {
-			r->bad = true;
-			return 0;
-		}
-		b = *r->p++;
-		v |= (uint64_t)(b & 0x7f) << shift;
-		shift += 7;
-	} while (b & 0x80);
-	if (shift < 64 && (b & 0x40))
-		v |= ~(uint64_t)0 << shift;
-	return (int64_t)v;
+	return (int64_t)rd_leb(r, true);
 }
 
 #define PE_OMIT		0xff
