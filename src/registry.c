@@ -950,6 +950,18 @@ bool rc_tally_add(struct rc_ref ref, enum rc_tally t, int delta, int *now)
 	return tally_add_locked(s, ref, t, delta, now, m);
 }
 
+bool rc_tally_add_obj(const struct rc_obj *o, enum rc_tally t, int delta,
+		      int *now)
+{
+	struct rc_tally_cell *c = tallied(o->kind) ? o->u.ch.cell : NULL;
+
+	/* A cell is only ever h's: its generation check is the rest. */
+	if (c && o->handle && o->gen)
+		return cell_add(c, o->gen, t, delta, now);
+	return rc_tally_add((struct rc_ref){ o->handle, o->gen }, t, delta,
+			    now);
+}
+
 bool rc_tally_find_add(uintptr_t h, unsigned kind, enum rc_tally t,
 		       int delta, struct rc_ref *ref)
 {
