@@ -153,14 +153,13 @@ static void pending_fn(const struct rc_obj *o, void *arg)
  * it before waits for that.  When the calling thread made those children,
  * nobody else will: refuse.
  */
-static bool check_pending_requests(struct rc_call *c, const struct rc_obj *o)
+static __attribute__((noinline)) bool pending_requests(struct rc_call *c,
+							const struct rc_obj *o)
 {
 	struct pending_ctx x = { rc_ref_of(o), NULL, c->tid, 0, 0 };
 	struct rc_finding f;
 	bool refuse;
 
-	if (o->u.id.lib_held <= 0 || !(o->flags & RC_F_SYNC))
-		return true;
 	rc_finding_init(&f, RC_R_LISTENER_DESTROY_WITH_PENDING_REQUEST, c, "x");
 	rc_finding_add(&f, o, NULL);
 	x.f = &f;
@@ -181,6 +180,14 @@ static bool check_pending_requests(struct rc_call *c, const struct rc_obj *o)
 	if (refuse)
 		errno = EBUSY;
 	return !refuse;
+}
+
+static inline bool check_pending_requests(struct rc_call *c,
+					  const struct rc_obj *o)
+{
+	if (o->u.id.lib_held <= 0 || !(o->flags & RC_F_SYNC))
+		return true;
+	return pending_requests(c, o);
 }
 
 /* id->srq still set: the SRQ rdmacm made for the id leaks. */
