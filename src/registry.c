@@ -269,18 +269,21 @@ static void tally_stamp(struct shard *s, struct rc_obj *o, uint64_t m)
 /* The live record o stops counting: it keeps the last values. */
 static void tally_kill(struct rc_obj *o)
 {
+	unsigned t, n = o->kind < RC_K_COUNT ? tally_n[o->kind] : 0;
+	uint32_t gen = o->gen;
 	struct rc_tally_cell *c;
+	int *f = TALLY_AT(o);
 	uint64_t v;
-	unsigned t;
 
-	if (!tallied(o->kind) || !(c = *cell_of(o)) ||
-	    __atomic_load_n(&c->stamp, __ATOMIC_RELAXED) >> 32 != o->gen)
+	/* n and gen in locals: the stores to f could alias them. */
+	if (!n || !(c = *cell_of(o)) ||
+	    __atomic_load_n(&c->stamp, __ATOMIC_RELAXED) >> 32 != gen)
 		return;
 	__atomic_store_n(&c->stamp, 0, __ATOMIC_RELEASE);
 	for (t = 0; t < RC_TALLIES; t++) {
 		v = __atomic_exchange_n(&c->w[t], 0, __ATOMIC_ACQ_REL);
-		if (t < tally_n[o->kind] && v >> 32 == o->gen)
-			*tally_field(o, t) = (int)(uint32_t)v;
+		if (t < n && v >> 32 == gen)
+			f[t] = (int)(uint32_t)v;
 	}
 }
 

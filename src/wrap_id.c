@@ -254,7 +254,8 @@ static unsigned list_objs(char *buf, size_t len, const char *const *what,
  *   does that after rdma_destroy_id): only the man page's order is broken,
  *   a warning; if it is never destroyed, leak-qp says so at exit.
  */
-static void check_qp(struct rc_call *c, const struct rc_obj *o)
+static __attribute__((noinline)) void qp_left(struct rc_call *c,
+					      const struct rc_obj *o)
 {
 	static const char *const what[] = {
 		"send CQ", "receive CQ", "send completion channel",
@@ -271,8 +272,6 @@ static void check_qp(struct rc_call *c, const struct rc_obj *o)
 	struct rc_obj q;
 	bool live, ep;
 
-	if (!id->qp)
-		return;
 	/*
 	 * A QP rdmacm made for the id (a program may put its own there);
 	 * ibv_destroy_qp marks ours destroyed.
@@ -313,6 +312,12 @@ static void check_qp(struct rc_call *c, const struct rc_obj *o)
 	if (live)
 		rc_finding_add(&f, &q, NULL);
 	rc_report(&f);
+}
+
+static inline void check_qp(struct rc_call *c, const struct rc_obj *o)
+{
+	if (RC_ID(o)->qp)
+		qp_left(c, o);
 }
 
 int rdma_destroy_id(struct rdma_cm_id *id)
