@@ -46,6 +46,9 @@ static struct {
 	unsigned mod;
 } ranges[RC_MAX_RANGES];
 static unsigned nranges;		/* published with release */
+/* What all ranges span, widened before nranges publishes a new one: most
+ * calls come from the program's own text, outside it. */
+static uintptr_t span_lo = UINTPTR_MAX, span_hi;
 static uintptr_t known_bases[8];	/* modules already added */
 static unsigned nknown;
 static pthread_mutex_t ranges_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -75,6 +78,12 @@ static int add_ranges_cb(struct dl_phdr_info *info, size_t size, void *arg)
 			ranges[n].lo = info->dlpi_addr + ph->p_vaddr;
 			ranges[n].hi = ranges[n].lo + ph->p_memsz;
 			ranges[n].mod = a->mod;
+			if (ranges[n].lo < span_lo)
+				__atomic_store_n(&span_lo, ranges[n].lo,
+						 __ATOMIC_RELAXED);
+			if (ranges[n].hi > span_hi)
+				__atomic_store_n(&span_hi, ranges[n].hi,
+						 __ATOMIC_RELAXED);
 			n++;
 		}
 	}
@@ -111,6 +120,9 @@ enum rc_module rc_caller_module(uintptr_t ra)
 {
 	unsigned i, n = __atomic_load_n(&nranges, __ATOMIC_ACQUIRE);
 
+	if (ra < __atomic_load_n(&span_lo, __ATOMIC_RELAXED) ||
+	    ra >= __atomic_load_n(&span_hi, __ATOMIC_RELAXED))
+		return RC_MOD_USER;
 	for (i = 0; i < n; i++)
 		if (ra >= ranges[i].lo && ra < ranges[i].hi)
 			return ranges[i].mod;

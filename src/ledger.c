@@ -115,8 +115,9 @@ void rc_ledger_ids_on_channel(const struct rc_obj *ch, struct rc_finding *f)
  * the calling thread or by a thread that has exited, nobody can ack them:
  * the call would never return.
  */
-bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
-			     enum rc_rule rule)
+static __attribute__((noinline)) bool check_unacked(struct rc_call *c,
+						     const struct rc_obj *o,
+						     enum rc_rule rule)
 {
 	bool mc = o->kind == RC_K_MCAST;
 	struct scan_ctx x = { mc ? BY_MC : BY_ID, rc_ref_of(o), c->tid, NULL };
@@ -126,8 +127,6 @@ bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
 	size_t len;
 	bool refuse;
 
-	if ((mc ? o->u.mc.unacked : o->u.id.unacked) <= 0)
-		return true;
 	rc_finding_init(&f, rule, c, "x");
 	rc_finding_add(&f, o, NULL);
 	s.f = &f;
@@ -158,6 +157,15 @@ bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
 	if (refuse)
 		errno = EBUSY;
 	return !refuse;
+}
+
+/* The common case, nothing unacked, never sets up the scan's frame. */
+bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
+			     enum rc_rule rule)
+{
+	if ((o->kind == RC_K_MCAST ? o->u.mc.unacked : o->u.id.unacked) <= 0)
+		return true;
+	return check_unacked(c, o, rule);
 }
 
 /*

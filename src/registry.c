@@ -269,18 +269,21 @@ static void tally_stamp(struct shard *s, struct rc_obj *o, uint64_t m)
 /* The live record o stops counting: it keeps the last values. */
 static void tally_kill(struct rc_obj *o)
 {
+	unsigned t, n = o->kind < RC_K_COUNT ? tally_n[o->kind] : 0;
+	uint32_t gen = o->gen;
 	struct rc_tally_cell *c;
+	int *f = TALLY_AT(o);
 	uint64_t v;
-	unsigned t;
 
-	if (!tallied(o->kind) || !(c = *cell_of(o)) ||
-	    __atomic_load_n(&c->stamp, __ATOMIC_RELAXED) >> 32 != o->gen)
+	/* n and gen in locals: the stores to f could alias them. */
+	if (!n || !(c = *cell_of(o)) ||
+	    __atomic_load_n(&c->stamp, __ATOMIC_RELAXED) >> 32 != gen)
 		return;
 	__atomic_store_n(&c->stamp, 0, __ATOMIC_RELEASE);
 	for (t = 0; t < RC_TALLIES; t++) {
 		v = __atomic_exchange_n(&c->w[t], 0, __ATOMIC_ACQ_REL);
-		if (t < tally_n[o->kind] && v >> 32 == o->gen)
-			*tally_field(o, t) = (int)(uint32_t)v;
+		if (t < n && v >> 32 == gen)
+			f[t] = (int)(uint32_t)v;
 	}
 }
 
@@ -402,6 +405,26 @@ static struct rc_obj *find(struct shard *s, uintptr_t key, uint64_t m)
 	return locate(s, key, m, &t, &i) ? &t->slots[i] : NULL;
 }
 
+/*
+ * The record at key in s, or NULL and in *empty the slot of t where it
+ * would go: the probe of t serves both (t has room: after reserve).
+ */
+static struct rc_obj *find_or_empty(struct shard *s, uintptr_t key,
+				    uint64_t m, struct rc_obj **empty)
+{
+	unsigned i = probe(&s->t, key, m);
+
+	if (s->t.slots[i].handle)
+		return &s->t.slots[i];
+	*empty = &s->t.slots[i];
+	if (s->old.cap) {
+		i = probe(&s->old, key, m);
+		if (s->old.slots[i].handle)
+			return &s->old.slots[i];
+	}
+	return NULL;
+}
+
 /* Backward-shift deletion keeps probe chains intact without tombstones. */
 static void remove_at(struct tab *t, unsigned i)
 {
@@ -418,7 +441,7 @@ static void remove_at(struct tab *t, unsigned i)
 		t->slots[i] = t->slots[j];
 		i = j;
 	}
-	memset(&t->slots[i], 0, sizeof(t->slots[i]));
+	t->slots[i].handle = 0;	/* empty: see slots_alloc */
 }
 
 /*
@@ -431,10 +454,18 @@ static void remove_at(struct tab *t, unsigned i)
 static struct rc_obj *slots_alloc(unsigned cap)
 {
 	size_t len = (size_t)cap * sizeof(struct rc_obj);
+	struct rc_obj *slots;
+	unsigned i;
 	void *p;
 
-	if (len < MAP_MIN)
-		return calloc(cap, sizeof(struct rc_obj));
+	if (len < MAP_MIN) {
+		/* Only a slot's handle says it is empty (nothing else of an
+		 * empty slot is read): zero that, not whole records. */
+		slots = malloc(len);
+		for (i = 0; slots && i < cap; i++)
+			slots[i].handle = 0;
+		return slots;
+	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
 		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 	return p == MAP_FAILED ? NULL : p;
@@ -600,18 +631,18 @@ static void bury(const struct rc_obj *old)
 	uintptr_t key = grave_key(old->handle, old->kind);
 	uint64_t m = mix(key);
 	struct shard *s = shard_of(m);
-	struct rc_obj *slot;
+	struct rc_obj *slot, *empty;
 
 	pthread_mutex_lock(&s->lock);
 	if (!reserve(s)) {
 		pthread_mutex_unlock(&s->lock);
 		return;		/* forgotten: only the memory ran out */
 	}
-	slot = find(s, key, m);
+	slot = find_or_empty(s, key, m, &empty);
 	if (slot) {
 		s->qvalid--;	/* the older burial's entry goes stale */
 	} else {
-		slot = &s->t.slots[probe(&s->t, key, m)];
+		slot = empty;
 		s->count++;
 	}
 	*slot = *old;
@@ -635,7 +666,7 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 {
 	uint64_t m = mix(o->handle);
 	struct shard *s = shard_of(m);
-	struct rc_obj *slot, old;
+	struct rc_obj *slot, *empty, old;
 	bool buried = false;
 
 	pthread_mutex_lock(&s->lock);
@@ -646,9 +677,9 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 		return 0;
 	}
 	o->gen = new_gen(s);
-	slot = find(s, o->handle, m);
+	slot = find_or_empty(s, o->handle, m, &empty);
 	if (!slot) {
-		slot = &s->t.slots[probe(&s->t, o->handle, m)];
+		slot = empty;
 		s->count++;
 		__atomic_store_n(&s->live, s->live + 1, __ATOMIC_RELAXED);
 	} else if (slot->destroyed) {
@@ -948,6 +979,18 @@ bool rc_tally_add(struct rc_ref ref, enum rc_tally t, int delta, int *now)
 	if (c)
 		return cell_add(c, ref.gen, t, delta, now);
 	return tally_add_locked(s, ref, t, delta, now, m);
+}
+
+bool rc_tally_add_obj(const struct rc_obj *o, enum rc_tally t, int delta,
+		      int *now)
+{
+	struct rc_tally_cell *c = tallied(o->kind) ? o->u.ch.cell : NULL;
+
+	/* A cell is only ever h's: its generation check is the rest. */
+	if (c && o->handle && o->gen)
+		return cell_add(c, o->gen, t, delta, now);
+	return rc_tally_add((struct rc_ref){ o->handle, o->gen }, t, delta,
+			    now);
 }
 
 bool rc_tally_find_add(uintptr_t h, unsigned kind, enum rc_tally t,

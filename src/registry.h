@@ -225,6 +225,14 @@ enum rc_tally {
 bool rc_tally_add(struct rc_ref ref, enum rc_tally t, int delta, int *now);
 
 /*
+ * The same for the record o is a copy of: through the cell the copy names
+ * (cells never move), without finding it again; as rc_tally_add when it
+ * names none.
+ */
+bool rc_tally_add_obj(const struct rc_obj *o, enum rc_tally t, int delta,
+		      int *now);
+
+/*
  * The live record of this kind at h: add delta to its counter t and give
  * its reference, without a lock when its cell is known.  False when there
  * is no such record.

@@ -56,7 +56,7 @@ static void waiter_cancelled(void *arg)
 	const struct rc_obj *ch = arg;
 
 	if (ch->handle)
-		rc_tally_add(rc_ref_of(ch), RC_T_CH_WAITERS, -1, NULL);
+		rc_tally_add_obj(ch, RC_T_CH_WAITERS, -1, NULL);
 }
 
 /*
@@ -119,7 +119,7 @@ static int fetched(struct rc_call *c, const struct rc_obj *ch, int ret,
 
 	/* Out of the waiters (gone: the channel was destroyed meanwhile). */
 	if (ch->handle &&
-	    !rc_tally_add(rc_ref_of(ch), RC_T_CH_WAITERS, -1, NULL))
+	    !rc_tally_add_obj(ch, RC_T_CH_WAITERS, -1, NULL))
 		gone = true;
 	if (gone && !c->internal && ret && failed_on_channel(c->err))
 		report_returned_into(c, ch, NULL);
@@ -151,7 +151,7 @@ static int fetched(struct rc_call *c, const struct rc_obj *ch, int ret,
 				  RC_T_ID_UNACKED, 1, &idref);
 	}
 	if (ch->handle && !c->internal && !gone)
-		rc_tally_add(rc_ref_of(ch), RC_T_CH_UNACKED, 1, NULL);
+		rc_tally_add_obj(ch, RC_T_CH_UNACKED, 1, NULL);
 
 	rc_obj_init(c, RC_K_EVENT, ev, c->internal ? RC_F_LIB : 0, &e);
 	e.u.ev.id = idref;

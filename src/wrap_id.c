@@ -153,14 +153,13 @@ static void pending_fn(const struct rc_obj *o, void *arg)
  * it before waits for that.  When the calling thread made those children,
  * nobody else will: refuse.
  */
-static bool check_pending_requests(struct rc_call *c, const struct rc_obj *o)
+static __attribute__((noinline)) bool pending_requests(struct rc_call *c,
+							const struct rc_obj *o)
 {
 	struct pending_ctx x = { rc_ref_of(o), NULL, c->tid, 0, 0 };
 	struct rc_finding f;
 	bool refuse;
 
-	if (o->u.id.lib_held <= 0 || !(o->flags & RC_F_SYNC))
-		return true;
 	rc_finding_init(&f, RC_R_LISTENER_DESTROY_WITH_PENDING_REQUEST, c, "x");
 	rc_finding_add(&f, o, NULL);
 	x.f = &f;
@@ -181,6 +180,14 @@ static bool check_pending_requests(struct rc_call *c, const struct rc_obj *o)
 	if (refuse)
 		errno = EBUSY;
 	return !refuse;
+}
+
+static inline bool check_pending_requests(struct rc_call *c,
+					  const struct rc_obj *o)
+{
+	if (o->u.id.lib_held <= 0 || !(o->flags & RC_F_SYNC))
+		return true;
+	return pending_requests(c, o);
 }
 
 /* id->srq still set: the SRQ rdmacm made for the id leaks. */
@@ -247,7 +254,8 @@ static unsigned list_objs(char *buf, size_t len, const char *const *what,
  *   does that after rdma_destroy_id): only the man page's order is broken,
  *   a warning; if it is never destroyed, leak-qp says so at exit.
  */
-static void check_qp(struct rc_call *c, const struct rc_obj *o)
+static __attribute__((noinline)) void qp_left(struct rc_call *c,
+					      const struct rc_obj *o)
 {
 	static const char *const what[] = {
 		"send CQ", "receive CQ", "send completion channel",
@@ -264,8 +272,6 @@ static void check_qp(struct rc_call *c, const struct rc_obj *o)
 	struct rc_obj q;
 	bool live, ep;
 
-	if (!id->qp)
-		return;
 	/*
 	 * A QP rdmacm made for the id (a program may put its own there);
 	 * ibv_destroy_qp marks ours destroyed.
@@ -306,6 +312,12 @@ static void check_qp(struct rc_call *c, const struct rc_obj *o)
 	if (live)
 		rc_finding_add(&f, &q, NULL);
 	rc_report(&f);
+}
+
+static inline void check_qp(struct rc_call *c, const struct rc_obj *o)
+{
+	if (RC_ID(o)->qp)
+		qp_left(c, o);
 }
 
 int rdma_destroy_id(struct rdma_cm_id *id)
