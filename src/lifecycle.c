@@ -550,11 +550,9 @@ static void on_term(int sig)
 
 static void *service_thread(void *arg)
 {
-	sigset_t all;
 	char b;
 
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);	/* handlers run elsewhere */
+	/* Every signal blocked (rc_thread_create): handlers run elsewhere. */
 	rc_busy++;	/* our own thread: never tracked */
 	while (read(svc_pipe[0], &b, 1) == 1) {
 		if (b == rc_opt.snapshot_signal) {
@@ -617,7 +615,7 @@ static void start_services(void)
 	}
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, service_thread, NULL)) {
+	if (rc_thread_create(&t, &attr, service_thread, NULL)) {
 		rc_warn("no reports on signals: cannot start a thread");
 		pthread_attr_destroy(&attr);
 		return;

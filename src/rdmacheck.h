@@ -5,6 +5,7 @@
 #ifndef RC_RDMACHECK_H
 #define RC_RDMACHECK_H
 
+#include <pthread.h>
 #include <sys/types.h>
 
 #define RC_TLS __thread __attribute__((tls_model("initial-exec")))
@@ -31,6 +32,12 @@ bool rc_peek(void *dst, const void *src, size_t len);
 
 /* The calling thread's kernel tid, cached per thread. */
 pid_t rc_gettid(void);
+/*
+ * pthread_create() for our own threads: every signal blocked in the new
+ * thread from its first instruction (the creator's mask is restored).
+ */
+int rc_thread_create(pthread_t *t, const pthread_attr_t *attr,
+		     void *(*fn)(void *), void *arg);
 void rc_gettid_atfork_child(void);
 
 #endif

@@ -1,9 +1,12 @@
 /*
- * util.c - small shared helpers: our own diagnostics and the cached tid.
+ * util.c - small shared helpers: our own diagnostics, the cached tid and
+ * the creation of our own threads.
  */
 #include "config.h"
 
 #include <errno.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
@@ -71,4 +74,23 @@ pid_t rc_gettid(void)
 void rc_gettid_atfork_child(void)
 {
 	cached_tid = 0;
+}
+
+/*
+ * A thread that blocks the host's signals itself leaves a window, from
+ * pthread_create() to its first pthread_sigmask(), in which a SIGTERM
+ * sent to the process may be delivered to it: it inherits the creator's
+ * mask.  So the creator blocks them around pthread_create().
+ */
+int rc_thread_create(pthread_t *t, const pthread_attr_t *attr,
+		     void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int err;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_BLOCK, &all, &old);
+	err = pthread_create(t, attr, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return err;
 }

@@ -68,15 +68,12 @@ static void *watchdog(void *arg)
 	struct watched w;
 	struct timespec ts;
 	unsigned i;
-	sigset_t all;
 
 	/*
-	 * The host's signals are for its threads: a termination signal
-	 * taken here would find rc_busy set and kill the process without
-	 * waiting for its report.
+	 * The host's signals are for its threads (rc_thread_create blocks
+	 * them all here): a termination signal taken here would find
+	 * rc_busy set and kill the process without waiting for its report.
 	 */
-	sigfillset(&all);
-	pthread_sigmask(SIG_BLOCK, &all, NULL);
 	rc_busy++;	/* never tracked as a host thread's calls */
 	for (;;) {
 		clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -135,7 +132,7 @@ static void start(void)
 	pthread_cond_init(&cond, &ca);
 	pthread_attr_init(&attr);
 	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	if (pthread_create(&t, &attr, watchdog, NULL))
+	if (rc_thread_create(&t, &attr, watchdog, NULL))
 		rc_warn("cannot start the watchdog thread; blocked calls "
 			"will not be reported");
 	pthread_attr_destroy(&attr);

@@ -8,6 +8,7 @@
 #include <check.h>
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -622,6 +623,38 @@ START_TEST(cq_counts_threads)
 }
 END_TEST
 
+/* Its first instruction's signal mask, as the new thread sees it. */
+static void *read_mask(void *arg)
+{
+	pthread_sigmask(SIG_BLOCK, NULL, arg);
+	return NULL;
+}
+
+/*
+ * Our threads (service, watchdog) start with every signal blocked, not
+ * after their own first pthread_sigmask(): in that window a SIGTERM to
+ * the process could be delivered to them, whose handler then finds the
+ * shim busy and kills the process without its report.
+ */
+START_TEST(own_threads_start_blocked)
+{
+	sigset_t term, mine, theirs;
+	pthread_t t;
+
+	sigemptyset(&term);
+	sigaddset(&term, SIGTERM);
+	pthread_sigmask(SIG_UNBLOCK, &term, NULL);
+	sigemptyset(&theirs);
+	ck_assert_int_eq(rc_thread_create(&t, NULL, read_mask, &theirs), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	ck_assert(sigismember(&theirs, SIGTERM));
+	ck_assert(sigismember(&theirs, SIGINT));
+	ck_assert(sigismember(&theirs, SIGUSR1));
+	pthread_sigmask(SIG_BLOCK, NULL, &mine);
+	ck_assert(!sigismember(&mine, SIGTERM));	/* ours restored */
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("registry");
@@ -647,6 +680,7 @@ int main(void)
 	tcase_add_test(tc, tally_cells);
 	tcase_add_test(tc, cq_counts_grow_and_reuse);
 	tcase_add_test(tc, cq_counts_threads);
+	tcase_add_test(tc, own_threads_start_blocked);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
