@@ -21,7 +21,6 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -56,17 +55,6 @@ static __thread struct seen seen;
 static uintptr_t (*volatile plugin_fn)(const char *, int, cfi_next_fn);
 static void *plugin;
 static uintptr_t fake_frames[64];	/* zeros: libunwind stops at them */
-
-void rc_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("rdmacheck: warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
 
 __attribute__((section("rc_test_shim"))) CFI_NOINLINE uintptr_t
 fake_call(void)

@@ -22,7 +22,6 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
-#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,18 +45,6 @@ extern char __start_rc_test_shim[], __stop_rc_test_shim[];
 static uintptr_t default_lo, default_hi;
 static unsigned line_b, line_a, line_main;	/* lines of the call sites */
 static rc_stack_id main_id;			/* main -> chain_a -> chain_b */
-
-/* stack.c and symbolize.c report internal problems here. */
-void rc_warn(const char *fmt, ...)
-{
-	va_list ap;
-
-	va_start(ap, fmt);
-	fputs("rdmacheck: warning: ", stderr);
-	vfprintf(stderr, fmt, ap);
-	fputc('\n', stderr);
-	va_end(ap);
-}
 
 /* The "intercepted function": its frame must never appear in a stack. */
 __attribute__((section("rc_test_shim"))) NOINLINE rc_stack_id
