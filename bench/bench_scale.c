@@ -31,6 +31,7 @@
 #include <infiniband/verbs.h>
 
 #include "bench.h"
+#include "firstpd.h"
 #include "pad.h"
 
 static struct rdma_event_channel *ch;
@@ -55,15 +56,9 @@ static long rss_kib(void)
 
 static void open_verbs(void)
 {
-	struct ibv_device **list;
-	int n;
-
-	list = ibv_get_device_list(&n);
-	ctx = list && n > 0 ? ibv_open_device(list[0]) : NULL;
-	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	pd = first_pd(&ctx);
 	if (!pd)
 		die("ibv_open_device/ibv_alloc_pd (run on the loopback backend)");
-	ibv_free_device_list(list);
 }
 
 /* --- scale ------------------------------------------------------------- */

@@ -25,6 +25,7 @@
 #include <infiniband/verbs.h>
 
 #include "bench.h"
+#include "firstpd.h"
 #include "flushqp.h"
 #include "pad.h"
 
@@ -226,14 +227,9 @@ static void *idle(void *arg)
 
 static void bench_verbs(int scale)
 {
-	struct ibv_device **list;
 	struct ibv_context *ctx;
-	struct ibv_pd *pd;
-	int n;
+	struct ibv_pd *pd = first_pd(&ctx);
 
-	list = ibv_get_device_list(&n);
-	ctx = list && n > 0 ? ibv_open_device(list[0]) : NULL;
-	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
 	if (!pd)
 		die("ibv_open_device/ibv_alloc_pd");
 	bench_cq_pair(ctx, 100);
@@ -243,7 +239,6 @@ static void bench_verbs(int scale)
 							   5000 * scale));
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	ibv_free_device_list(list);
 }
 
 static double bench_all(void *arg)

@@ -19,6 +19,7 @@
 #include <rdma/rsocket.h>
 #include <infiniband/verbs.h>
 
+#include "firstpd.h"
 #include "flushqp.h"
 #include "pad.h"
 
@@ -242,7 +243,6 @@ static void *idle(void *arg)
 
 int main(int argc, char **argv)
 {
-	struct ibv_device **list;
 	pthread_t t;
 	int n;
 
@@ -250,9 +250,7 @@ int main(int argc, char **argv)
 	if (pthread_create(&t, NULL, idle, NULL))
 		die("pthread_create");
 	ch = rdma_create_event_channel();
-	list = ibv_get_device_list(&n);
-	ctx = list && n > 0 ? ibv_open_device(list[0]) : NULL;
-	pd = ctx ? ibv_alloc_pd(ctx) : NULL;
+	pd = first_pd(&ctx);
 	rs = rsocket(AF_INET, SOCK_STREAM, 0);
 	if (!ch || !pd || rs < 0)
 		die("set-up (run on the loopback backend)");
@@ -270,7 +268,6 @@ int main(int argc, char **argv)
 	rclose(rs);
 	ibv_dealloc_pd(pd);
 	ibv_close_device(ctx);
-	ibv_free_device_list(list);
 	rdma_destroy_event_channel(ch);
 	return 0;
 }
