@@ -624,17 +624,17 @@ static inline bool thread_stack(uintptr_t *lo, uintptr_t *hi)
 __attribute__((noinline, no_sanitize_address)) static unsigned
 fp_walk(const void *frame, uintptr_t *out, unsigned max)
 {
-	uintptr_t fp = (uintptr_t)frame, lo, hi, next, pc, seg[2] = { 0, 0 };
+	uintptr_t fp = (uintptr_t)frame, lo, hi, next, pc;
+#ifndef RC_CFI
+	uintptr_t seg[2] = { 0, 0 };	/* the segment of the last frame */
 	const struct text_map *m = NULL;
+#endif
 	uintptr_t slo = atomic_load_explicit(&self_lo, memory_order_relaxed);
 	uintptr_t shi = atomic_load_explicit(&self_hi, memory_order_relaxed);
 	bool (*sp)(uintptr_t) = skip_pc;
 	unsigned n = 0;
 
 #if defined(__x86_64__) || defined(__aarch64__)
-#ifdef RC_CFI
-	(void)seg; (void)m;
-#endif
 	if (!thread_stack(&lo, &hi))
 		return 0;
 	if (lo < (uintptr_t)__builtin_frame_address(0))
