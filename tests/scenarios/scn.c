@@ -4,6 +4,7 @@
 #include <arpa/inet.h>
 #include <errno.h>
 #include <poll.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -35,6 +36,34 @@ void scn_die(const char *what)
 {
 	fprintf(stderr, "scenario: %s failed: %s\n", what, strerror(errno));
 	exit(99);
+}
+
+void scn_wait_syscall(int tid, long sysno, long alt, unsigned long lo,
+		      unsigned long hi)
+{
+	unsigned long arg0;
+	char path[64], buf[256];
+	long nr;
+	FILE *f;
+	int i;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
+	for (i = 0; i < 100000; i++) {
+		f = fopen(path, "r");
+		if (!f)
+			scn_die("open /proc/self/task/TID/syscall");
+		if (fgets(buf, sizeof(buf), f) &&
+		    sscanf(buf, "%ld %lx", &nr, &arg0) == 2 &&
+		    (nr == sysno || (alt != -1 && nr == alt)) &&
+		    (lo == hi || (arg0 >= lo && arg0 < hi))) {
+			fclose(f);
+			return;
+		}
+		fclose(f);
+		sched_yield();
+	}
+	errno = ETIMEDOUT;
+	scn_die("waiting for a thread to block");
 }
 
 struct rdma_event_channel *scn_channel(void)

@@ -21,6 +21,16 @@ bool scn_bad(int argc, char **argv);
 
 void scn_die(const char *what) __attribute__((noreturn));
 
+/*
+ * Until thread tid (of this process) sits in system call sysno, or in alt
+ * unless that is -1, with its first argument in [lo, hi) unless lo == hi.
+ * Read from /proc/self/task/TID/syscall: a readiness check, not a sleep.
+ * An address range tells one futex wait from another: a thread blocked on
+ * some lock on its way to the wait a test means is not there yet.
+ */
+void scn_wait_syscall(int tid, long sysno, long alt, unsigned long lo,
+		      unsigned long hi);
+
 struct rdma_event_channel *scn_channel(void);
 struct rdma_cm_id *scn_id(struct rdma_event_channel *ch);
 

@@ -97,43 +97,11 @@ static void capture_stderr(void)
 		scn_die("pthread_create");
 }
 
-/* Until thread tid sits in system call sysno, or in alt unless it is -1
- * (with first argument want0, unless that is -1). */
-static void wait_blocked_in2(pid_t tid, long sysno, long alt, long want0)
-{
-	char path[64], buf[128];
-	long nr, arg0;
-	FILE *f;
-	int i;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", tid);
-	for (i = 0; i < 100000; i++) {
-		f = fopen(path, "r");
-		if (!f)
-			scn_die("open /proc/.../syscall");
-		if (fgets(buf, sizeof(buf), f) &&
-		    sscanf(buf, "%ld %lx", &nr, &arg0) == 2 &&
-		    (nr == sysno || (alt != -1 && nr == alt)) &&
-		    (want0 == -1 || arg0 == want0)) {
-			fclose(f);
-			return;
-		}
-		fclose(f);
-		sched_yield();
-	}
-	scn_die("waiting for a thread to block");
-}
-
-static void wait_blocked_in(pid_t tid, long sysno, long want0)
-{
-	wait_blocked_in2(tid, sysno, -1, want0);
-}
-
 /* rdma_get_cm_event blocks in write(2) on the real stack (the GET_EVENT
  * command), in read(2) on the loopback's eventfd. */
 static void wait_blocked_in_read(pid_t tid, int fd)
 {
-	wait_blocked_in2(tid, SYS_read, SYS_write, fd);
+	scn_wait_syscall(tid, SYS_read, SYS_write, fd, fd + 1);
 }
 
 static void on_usr1(int sig)
@@ -165,7 +133,7 @@ static void *waiter(void *arg)
 	if (!strcmp(how, "hold"))	/* until the watchdog spoke */
 		timed_wait(&reported, "waiting for the blocked-call report");
 	if (!strcmp(how, "other"))	/* until main waits in the destroy */
-		wait_blocked_in(main_tid, SYS_futex, -1);
+		scn_wait_syscall(main_tid, SYS_futex, -1, 0, 0);
 	scn_ack(ev);
 	return NULL;
 }
