@@ -718,7 +718,7 @@ static void json_tid(struct rc_out *o, pid_t tid)
 }
 
 /*
- * Objects are most of a leak report (10^4 groups list 8 * 10^4 of them),
+ * Objects are most of a leak report (10^4 groups list 4 * 10^4 of them),
  * so each is one line without blanks ("key":value,...), and a note is
  * written only when there is one.
  */

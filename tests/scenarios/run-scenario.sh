@@ -15,6 +15,7 @@
 #   expect_also      more rule ids that must be reported (any call)
 #   expect_output    newline-separated regexes the program's output must
 #                    match (one line each)
+#   expect_jq        a jq expression that must hold on the JSON report
 #   wrapper          a command that runs the program as its child, under
 #                    the shim too, and exits after it (e.g. "timeout 60")
 #   expect_exit      exit status (default 23 with a finding, 0 without)
@@ -39,7 +40,7 @@ set -u
 spec=$1
 program= mode=bad expect_rule= expect_call= expect_function= expect_exit=
 expect_severity= expect_also= expect_output= wrapper= launcher= expect_kind=
-compare_plain= report_suffix=
+compare_plain= report_suffix= expect_jq=
 expect_root=main
 options= timeout=30 backend=loopback expect_status=exited
 # shellcheck disable=SC1090
@@ -179,6 +180,10 @@ check_one() {
 			| select(.suppressed == false)] | length >= 1' "$json" \
 			> /dev/null || fail "no $r finding"
 	done
+	if [ -n "$expect_jq" ]; then
+		"$JQ" -e "$expect_jq" "$json" > /dev/null ||
+			fail "does not hold: $expect_jq"
+	fi
 	# Nothing else: every other rule reported is a false alarm.
 	extra=$("$JQ" -r --arg r "$expect_rule" --arg a "$expect_also" '
 		($a | split(" ")) as $also

@@ -469,6 +469,21 @@ static NOINLINE void leak_pd(void)
 	drop_lib_id(ch, id);
 }
 
+/* Six PDs from one line: one leak group, four of them listed. */
+static NOINLINE void leak_pd_group(void)
+{
+	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id = lib_id(&ch);
+	struct ibv_pd *pd[6];
+	int i;
+
+	for (i = 0; i < 6; i++)
+		pd[i] = alloc_pd(id->verbs);
+	for (i = 0; i < 6 && !bad; i++)
+		ibv_dealloc_pd(pd[i]);
+	drop_lib_id(ch, id);
+}
+
 static NOINLINE void leak_mr(void)
 {
 	struct rdma_event_channel *ch;
@@ -871,6 +886,7 @@ static const struct {
 	{ "close-device-with-resources", close_device_with_resources },
 	{ "leak-context", leak_context },
 	{ "leak-pd", leak_pd },
+	{ "leak-pd-group", leak_pd_group },
 	{ "leak-mr", leak_mr },
 	{ "leak-mw", leak_mw },
 	{ "leak-cq", leak_cq },
