@@ -199,11 +199,22 @@ static void cq_events_make(int n)
 	}
 }
 
+/*
+ * The work between two measured calls, in a part of its own (cost.sh
+ * dumps after cost_setup too, and leaves that part out): callgrind counts
+ * the calls made where it collects nothing into the next part dumped.
+ */
+static NOINLINE double cost_setup(void (*fn)(int), int n)
+{
+	fn(n);
+	return 0;
+}
+
 /* Every kind once, in an order that leaves each its objects. */
 static double round_all(void *arg)
 {
 	cost_rdma_create_id(arg);
-	resolve_ids(COST_N);
+	cost_setup(resolve_ids, COST_N);
 	cost_rdma_get_cm_event(arg);
 	cost_rdma_ack_cm_event(arg);
 	cost_rdma_destroy_id(arg);
@@ -211,17 +222,17 @@ static double round_all(void *arg)
 	cost_ibv_destroy_cq(arg);
 	cost_ibv_reg_mr(arg);
 	cost_ibv_dereg_mr(arg);
-	cq_events_make(COST_N);
+	cost_setup(cq_events_make, COST_N);
 	cost_ibv_get_cq_event(arg);
 	cost_ibv_ack_cq_events(arg);
-	route_ids(COST_N);
+	cost_setup(route_ids, COST_N);
 	cost_rdma_connect(arg);
-	drain_events(COST_N);
-	destroy_ids(COST_N);
-	route_ids(COST_N);
+	cost_setup(drain_events, COST_N);
+	cost_setup(destroy_ids, COST_N);
+	cost_setup(route_ids, COST_N);
 	cost_rdma_connect_pdata(arg);
-	drain_events(COST_N);
-	destroy_ids(COST_N);
+	cost_setup(drain_events, COST_N);
+	cost_setup(destroy_ids, COST_N);
 	cost_rdma_event_str(arg);
 	cost_rsend(arg);
 	return 0;
