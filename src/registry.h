@@ -17,11 +17,12 @@
 #include "report.h"
 #include "stack.h"
 
-/* A reference to another record: handle plus the generation it had. */
+/* A reference to another record: handle plus the generation it had
+ * (packed: 12 bytes, not 16, in every record that holds some). */
 struct rc_ref {
 	uintptr_t h;
 	uint32_t gen;
-};
+} __attribute__((packed, aligned(4)));
 
 enum rc_obj_flags {
 	RC_F_LIB = 1 << 0,	/* owned by librdmacm, not the user */
@@ -123,11 +124,18 @@ struct rc_obj {
 			struct rc_ref parent;	/* made on: context (PD, CQ,
 						 * channel, XRCD, ...), PD
 						 * (MR, MW, AH, QP, SRQ) */
-			struct rc_ref use[3];	/* used: QP: send CQ, recv
-						 * CQ, SRQ; SRQ: its CQ; CQ:
-						 * its completion channel */
 			int nchild;		/* live objects made on it */
 			int nusers;		/* live objects using it */
+			/*
+			 * From here on, only the kinds that have them keep
+			 * them (see rec_size in registry.c; copies out read
+			 * 0 for the others).
+			 */
+			struct rc_ref use[3];	/* used: QP: send CQ, recv
+						 * CQ, SRQ; SRQ, WQ: its CQ;
+						 * CQ: its completion
+						 * channel; PD: its TD; MR:
+						 * its DM; flow: its QP */
 			int async_unacked;	/* async events fetched for
 						 * it, not acked */
 			int async_seen;		/* async events ever fetched */
