@@ -3,9 +3,11 @@
  * table of records, which keeps destroyed records (and their destroy
  * stacks) for use-after-destroy and double-destroy reports until their
  * address is reused or a memory bound pushes the oldest out.  Records are
- * copied in and out; all changes to a live record happen under its shard
- * lock through rc_reg_update().  No lock is ever held when a function here
- * returns.
+ * copied in and out (only the bytes a record of its kind keeps: a copy
+ * out reads 0 for its kind's fields the record does not keep); all
+ * changes to a live record happen under its shard lock through
+ * rc_reg_update(), whose fn must touch only its kind's fields (see the
+ * verbs part below).  No lock is ever held when a function here returns.
  */
 #ifndef RC_REGISTRY_H
 #define RC_REGISTRY_H
