@@ -13,6 +13,9 @@
  * use after destroy is told from an unknown pointer however much other
  * threads churn meanwhile, memory stays bounded, and no call ever pays for
  * a pass over the tables.  A shard whose records went away shrinks.
+ * The tables hold only keys and pointers: a record never moves, and lives
+ * in a per-shard, per-kind slab of mapped chunks, in just the bytes its
+ * kind uses (rec_size); a chunk whose records are all gone goes back.
  * Counters other records charge live in cells beside the tables (one per
  * address, never moved or freed, found without a lock): see rc_tally_add.
  */
@@ -39,11 +42,116 @@ struct qent {
 	uint32_t gen;
 };
 
+/* A table slot: the key (0: empty) and its record, which never moves. */
+struct slot {
+	uintptr_t key;
+	struct rc_obj *rec;
+};
+
 /* An open-addressing table; cap is a power of two, 0 before first use. */
 struct tab {
-	struct rc_obj *slots;
+	struct slot *slots;
 	unsigned cap;
 };
+
+/*
+ * The bytes a record of each kind keeps: the header and its part of the
+ * union; of a verbs object's part, the uses and async-event fields only
+ * for the kinds that have them (wrap_ctxops.c, wrap_qp.c, wrap_cq.c,
+ * wrap_async.c), and of a PD, MR or flow only when it has its use.  0:
+ * the whole struct (kinds seldom registered).  A record's chunk says how
+ * many bytes it has: every copy in or out moves these only, a copy out
+ * reads 0 beyond them, and nothing reads or writes a record past them.
+ */
+#define PART_END(p) (__builtin_offsetof(struct rc_obj, u.p) + \
+		     sizeof(((struct rc_obj *)0)->u.p))
+#define PART_UPTO(f) __builtin_offsetof(struct rc_obj, u.f)
+#define ROUND8(n) (((n) + 7u) & ~7u)
+static const uint16_t rec_size[RC_K_COUNT] = {
+	[RC_K_CHANNEL] = ROUND8(PART_END(ch)),
+	[RC_K_ID] = ROUND8(PART_END(id)),
+	[RC_K_EVENT] = ROUND8(PART_END(ev)),
+	[RC_K_MCAST] = ROUND8(PART_END(mc)),
+	[RC_K_RSOCKET] = ROUND8(PART_END(rs)),
+	/* Async events, uses up to three. */
+	[RC_K_QP] = ROUND8(PART_END(vb)),
+	[RC_K_SRQ] = ROUND8(PART_END(vb)),
+	[RC_K_CQ] = ROUND8(PART_END(vb)),
+	[RC_K_WQ] = ROUND8(PART_END(vb)),
+	/* One use: a parent domain's TD, an MR's DM, a flow's QP. */
+	[RC_K_PD] = ROUND8(PART_UPTO(vb.use[1])),
+	[RC_K_MR] = ROUND8(PART_UPTO(vb.use[1])),
+	[RC_K_FLOW] = ROUND8(PART_UPTO(vb.use[1])),
+	/* No uses, no async events. */
+	[RC_K_CONTEXT] = ROUND8(PART_UPTO(vb.use[0])),
+	[RC_K_MW] = ROUND8(PART_UPTO(vb.use[0])),
+	[RC_K_COMP_CHANNEL] = ROUND8(PART_UPTO(vb.use[0])),
+	[RC_K_AH] = ROUND8(PART_UPTO(vb.use[0])),
+	[RC_K_XRCD] = ROUND8(PART_UPTO(vb.use[0])),
+	[RC_K_RWQ_IND_TABLE] = ROUND8(PART_UPTO(vb.use[0])),
+	[RC_K_DM] = ROUND8(PART_UPTO(vb.use[0])),
+	[RC_K_COUNTERS] = ROUND8(PART_UPTO(vb.use[0])),
+	[RC_K_TD] = ROUND8(PART_UPTO(vb.use[0])),
+};
+
+/* The most bytes a record of this kind has. */
+static inline size_t kind_bytes(unsigned kind)
+{
+	size_t n = kind < RC_K_COUNT ? rec_size[kind] : 0;
+
+	return n ? n : sizeof(struct rc_obj);
+}
+
+/* The bytes to keep of o: its kind's, less an unused last use. */
+static inline size_t rec_need(const struct rc_obj *o)
+{
+	size_t n = kind_bytes(o->kind);
+
+	if ((o->kind == RC_K_PD || o->kind == RC_K_MR ||
+	     o->kind == RC_K_FLOW) && !o->u.vb.use[0].h)
+		return ROUND8(PART_UPTO(vb.use[0]));
+	return n;
+}
+
+/* The bytes the record o (in a slab) has: its chunk's size. */
+static inline size_t rec_bytes(const struct rc_obj *o);
+
+/*
+ * Copy the record o out: its bytes, and 0 for the fields of its kind it
+ * does not keep (a PD's unused use); what lies beyond its kind's part is
+ * no field of it, and is left alone.
+ */
+static inline void copy_out(struct rc_obj *out, const struct rc_obj *o)
+{
+	size_t n = rec_bytes(o), k = kind_bytes(o->kind);
+
+	memcpy(out, o, n);
+	if (RC_UNLIKELY(n < k))
+		memset((char *)out + n, 0, k - n);
+}
+
+/*
+ * A slab chunk: CHUNK bytes aligned to CHUNK (a record finds its chunk by
+ * masking), records of one kind after the header, handed out from bump
+ * on (only the pages used are ever touched) and then from the free list
+ * (threaded through the records' first word).  A shard keeps, per kind,
+ * the chunks with room in a list and at most one empty spare (its pages
+ * given back); any other chunk that empties is unmapped.
+ */
+#define CHUNK (64u << 10)
+#define CHUNK_HDR 64u
+struct chunk {
+	struct chunk *next, *prev;	/* in its slab's list, with room */
+	void *free;
+	unsigned used, bump, cap, size;
+};
+_Static_assert(sizeof(struct chunk) <= CHUNK_HDR, "chunk header fits");
+
+struct slab {
+	struct chunk *room;		/* chunks with a free record */
+	struct chunk *spare;		/* an empty chunk, or NULL */
+};
+#define NSLABS (sizeof(struct rc_obj) / 8 + 1)
 
 /*
  * While a shard is resized, its records are in two tables: new ones go to
@@ -86,12 +194,116 @@ struct shard {
 	uint32_t next_gen;
 	struct cells *cells;	/* published with release */
 	unsigned ncells;
+	struct slab slab[NSLABS];	/* by record size / 8 */
 } __attribute__((aligned(64)));
 
 static struct shard shards[NSHARDS];
 static bool degraded;
 
 static unsigned quar_share = QUARANTINE_MAX / NSHARDS;
+
+static inline struct slab *slab_of(struct shard *s, size_t size)
+{
+	return &s->slab[size / 8];
+}
+
+static inline struct chunk *chunk_of(const struct rc_obj *o)
+{
+	return (struct chunk *)((uintptr_t)o & ~(uintptr_t)(CHUNK - 1));
+}
+
+static inline size_t rec_bytes(const struct rc_obj *o)
+{
+	return chunk_of(o)->size;
+}
+
+static void room_link(struct slab *b, struct chunk *c)
+{
+	c->prev = NULL;
+	c->next = b->room;
+	if (b->room)
+		b->room->prev = c;
+	b->room = c;
+}
+
+static void room_unlink(struct slab *b, struct chunk *c)
+{
+	if (c->prev)
+		c->prev->next = c->next;
+	else
+		b->room = c->next;
+	if (c->next)
+		c->next->prev = c->prev;
+}
+
+/* A new chunk for records of size bytes (mapped twice as large, then
+ * trimmed to an aligned CHUNK), or NULL. */
+static struct chunk *chunk_new(size_t size)
+{
+	char *p = mmap(NULL, 2 * CHUNK, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), *a;
+	struct chunk *c;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	a = (char *)(((uintptr_t)p + CHUNK - 1) & ~(uintptr_t)(CHUNK - 1));
+	if (a > p)
+		munmap(p, (size_t)(a - p));
+	munmap(a + CHUNK, (size_t)(p + CHUNK - a));
+	c = (struct chunk *)a;		/* zero: a fresh mapping */
+	c->size = (unsigned)size;
+	c->cap = (CHUNK - CHUNK_HDR) / (unsigned)size;
+	return c;
+}
+
+/* Room for a record of size bytes in s (under its lock), or NULL. */
+static struct rc_obj *rec_alloc(struct shard *s, size_t size)
+{
+	struct slab *b = slab_of(s, size);
+	struct chunk *c = b->room;
+	void *p;
+
+	if (!c) {
+		c = b->spare ? b->spare : chunk_new(size);
+		if (!c)
+			return NULL;
+		b->spare = NULL;
+		room_link(b, c);
+	}
+	if (c->free) {
+		p = c->free;
+		c->free = *(void **)p;
+	} else {
+		p = (char *)c + CHUNK_HDR + (size_t)c->bump++ * c->size;
+	}
+	if (++c->used == c->cap)
+		room_unlink(b, c);
+	return p;
+}
+
+/* Give the record o (gone from the tables) back to its slab. */
+static void rec_free(struct shard *s, struct rc_obj *o)
+{
+	struct chunk *c = chunk_of(o);
+	struct slab *b = slab_of(s, c->size);
+
+	if (c->used == c->cap)
+		room_link(b, c);
+	*(void **)o = c->free;
+	c->free = o;
+	if (--c->used)
+		return;
+	room_unlink(b, c);
+	if (b->spare) {
+		munmap(c, CHUNK);
+		return;
+	}
+	/* Kept for the next record, its pages given back meanwhile. */
+	madvise((char *)c + 4096, CHUNK - 4096, MADV_DONTNEED);
+	c->free = NULL;
+	c->bump = 0;
+	b->spare = c;
+}
 
 /*
  * A buried record's key: the address with its kind above the 57 bits of
@@ -313,7 +525,8 @@ static inline void add_at(struct rc_obj *o, unsigned offset, int delta)
 	if (t >= 0 && (c = *cell_of(o)) &&
 	    cell_add(c, o->gen, (unsigned)t, delta, NULL))
 		return;
-	*(int *)((char *)o + offset) += delta;
+	if (offset + sizeof(int) <= rec_bytes(o))	/* its own bytes */
+		*(int *)((char *)o + offset) += delta;
 }
 
 void rc_reg_init(void)
@@ -369,7 +582,7 @@ static unsigned probe(const struct tab *t, uintptr_t h, uint64_t m)
 {
 	unsigned i = slot_of(m, t->cap);
 
-	while (t->slots[i].handle && t->slots[i].handle != h)
+	while (t->slots[i].key && t->slots[i].key != h)
 		i = (i + 1) & (t->cap - 1);
 	return i;
 }
@@ -384,7 +597,7 @@ static bool locate(struct shard *s, uintptr_t key, uint64_t m,
 	for (;;) {
 		if (t->cap) {
 			i = probe(t, key, m);
-			if (t->slots[i].handle) {
+			if (t->slots[i].key) {
 				*tp = t;
 				*ip = i;
 				return true;
@@ -402,24 +615,24 @@ static struct rc_obj *find(struct shard *s, uintptr_t key, uint64_t m)
 	struct tab *t;
 	unsigned i;
 
-	return locate(s, key, m, &t, &i) ? &t->slots[i] : NULL;
+	return locate(s, key, m, &t, &i) ? t->slots[i].rec : NULL;
 }
 
 /*
- * The record at key in s, or NULL and in *empty the slot of t where it
+ * The slot of key in s, or NULL and in *empty the slot of t where it
  * would go: the probe of t serves both (t has room: after reserve).
  */
-static struct rc_obj *find_or_empty(struct shard *s, uintptr_t key,
-				    uint64_t m, struct rc_obj **empty)
+static struct slot *find_or_empty(struct shard *s, uintptr_t key,
+				  uint64_t m, struct slot **empty)
 {
 	unsigned i = probe(&s->t, key, m);
 
-	if (s->t.slots[i].handle)
+	if (s->t.slots[i].key)
 		return &s->t.slots[i];
 	*empty = &s->t.slots[i];
 	if (s->old.cap) {
 		i = probe(&s->old, key, m);
-		if (s->old.slots[i].handle)
+		if (s->old.slots[i].key)
 			return &s->old.slots[i];
 	}
 	return NULL;
@@ -432,16 +645,16 @@ static void remove_at(struct tab *t, unsigned i)
 
 	for (;;) {
 		j = (j + 1) & (t->cap - 1);
-		if (!t->slots[j].handle)
+		if (!t->slots[j].key)
 			break;
-		k = slot_of(mix(t->slots[j].handle), t->cap);
+		k = slot_of(mix(t->slots[j].key), t->cap);
 		/* Move j back to i unless its home k lies in (i, j]. */
 		if ((i <= j) ? (i < k && k <= j) : (i < k || k <= j))
 			continue;
 		t->slots[i] = t->slots[j];
 		i = j;
 	}
-	t->slots[i].handle = 0;	/* empty: see slots_alloc */
+	t->slots[i].key = 0;	/* empty: see slots_alloc */
 }
 
 /*
@@ -451,19 +664,19 @@ static void remove_at(struct tab *t, unsigned i)
  */
 #define MAP_MIN (128u << 10)
 
-static struct rc_obj *slots_alloc(unsigned cap)
+static struct slot *slots_alloc(unsigned cap)
 {
-	size_t len = (size_t)cap * sizeof(struct rc_obj);
-	struct rc_obj *slots;
+	size_t len = (size_t)cap * sizeof(struct slot);
+	struct slot *slots;
 	unsigned i;
 	void *p;
 
 	if (len < MAP_MIN) {
-		/* Only a slot's handle says it is empty (nothing else of an
-		 * empty slot is read): zero that, not whole records. */
+		/* Only a slot's key says it is empty (nothing else of an
+		 * empty slot is read): zero that. */
 		slots = malloc(len);
 		for (i = 0; slots && i < cap; i++)
-			slots[i].handle = 0;
+			slots[i].key = 0;
 		return slots;
 	}
 	p = mmap(NULL, len, PROT_READ | PROT_WRITE,
@@ -471,9 +684,9 @@ static struct rc_obj *slots_alloc(unsigned cap)
 	return p == MAP_FAILED ? NULL : p;
 }
 
-static void slots_free(struct rc_obj *slots, unsigned cap)
+static void slots_free(struct slot *slots, unsigned cap)
 {
-	size_t len = (size_t)cap * sizeof(struct rc_obj);
+	size_t len = (size_t)cap * sizeof(struct slot);
 
 	if (len < MAP_MIN)
 		free(slots);
@@ -489,13 +702,12 @@ static void slots_free(struct rc_obj *slots, unsigned cap)
  */
 static void migrate(struct shard *s, unsigned budget)
 {
-	struct rc_obj *o;
+	struct slot *o;
 
 	while (s->old.cap && budget) {
 		o = &s->old.slots[s->mcur];
-		if (o->handle) {
-			s->t.slots[probe(&s->t, o->handle, mix(o->handle))] =
-				*o;
+		if (o->key) {
+			s->t.slots[probe(&s->t, o->key, mix(o->key))] = *o;
 			remove_at(&s->old, s->mcur);
 			budget = budget > 4 ? budget - 4 : 0;
 			continue;
@@ -512,7 +724,7 @@ static void migrate(struct shard *s, unsigned budget)
 /* Start moving s into a table of ncap slots (none in flight). */
 static bool resize(struct shard *s, unsigned ncap)
 {
-	struct rc_obj *nslots = slots_alloc(ncap);
+	struct slot *nslots = slots_alloc(ncap);
 
 	if (!nslots)
 		return false;
@@ -553,7 +765,8 @@ static void q_evict(struct shard *s)
 		s->qhead = (s->qhead + 1) & (s->qcap - 1);
 		s->qlen--;
 		if (locate(s, e.key, mix(e.key), &t, &i) &&
-		    t->slots[i].gen == e.gen) {
+		    t->slots[i].rec->gen == e.gen) {
+			rec_free(s, t->slots[i].rec);
 			remove_at(t, i);
 			s->count--;
 			s->qvalid--;
@@ -631,7 +844,9 @@ static void bury(const struct rc_obj *old)
 	uintptr_t key = grave_key(old->handle, old->kind);
 	uint64_t m = mix(key);
 	struct shard *s = shard_of(m);
-	struct rc_obj *slot, *empty;
+	struct slot *slot, *empty;
+	struct rc_obj *rec;
+	size_t need = rec_need(old);
 
 	pthread_mutex_lock(&s->lock);
 	if (!reserve(s)) {
@@ -639,14 +854,24 @@ static void bury(const struct rc_obj *old)
 		return;		/* forgotten: only the memory ran out */
 	}
 	slot = find_or_empty(s, key, m, &empty);
+	rec = slot && rec_bytes(slot->rec) == need ? slot->rec :
+	      rec_alloc(s, need);
+	if (!rec) {
+		pthread_mutex_unlock(&s->lock);
+		return;		/* the older burial, if any, stays */
+	}
 	if (slot) {
 		s->qvalid--;	/* the older burial's entry goes stale */
+		if (slot->rec != rec)
+			rec_free(s, slot->rec);
 	} else {
 		slot = empty;
+		slot->key = key;
 		s->count++;
 	}
-	*slot = *old;
-	slot->handle = key;
+	slot->rec = rec;
+	memcpy(rec, old, need);
+	rec->handle = key;
 	q_push(s, key, old->gen);
 	pthread_mutex_unlock(&s->lock);
 }
@@ -666,23 +891,29 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 {
 	uint64_t m = mix(o->handle);
 	struct shard *s = shard_of(m);
-	struct rc_obj *slot, *empty, old;
+	struct slot *slot, *empty;
+	struct rc_obj *rec, old;
+	size_t need = rec_need(o);
 	bool buried = false;
 
 	pthread_mutex_lock(&s->lock);
-	if (!reserve(s)) {
-		pthread_mutex_unlock(&s->lock);
-		__atomic_store_n(&degraded, true, __ATOMIC_RELAXED);
-		o->gen = 0;
-		return 0;
+	if (!reserve(s))
+		goto fail;
+	slot = find_or_empty(s, o->handle, m, &empty);
+	rec = slot ? slot->rec : NULL;
+	if (!rec || rec_bytes(rec) != need) {
+		/* Room first: nothing changes when there is none. */
+		if (!(rec = rec_alloc(s, need)))
+			goto fail;
 	}
 	o->gen = new_gen(s);
-	slot = find_or_empty(s, o->handle, m, &empty);
 	if (!slot) {
 		slot = empty;
+		slot->key = o->handle;
+		slot->rec = NULL;
 		s->count++;
 		__atomic_store_n(&s->live, s->live + 1, __ATOMIC_RELAXED);
-	} else if (slot->destroyed) {
+	} else if (slot->rec->destroyed) {
 		/*
 		 * A new life at the address: the old one is buried, unless
 		 * it is of the same kind (a grave is only looked at while
@@ -691,21 +922,29 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 		 */
 		__atomic_store_n(&s->live, s->live + 1, __ATOMIC_RELAXED);
 		s->qvalid--;
-		if (slot->kind != o->kind) {
-			old = *slot;
+		if (slot->rec->kind != o->kind) {
+			copy_out(&old, slot->rec);
 			buried = true;
 		}
 	} else {
-		if (tallied(slot->kind))
-			tally_kill(slot);	/* replaced while live */
+		if (tallied(slot->rec->kind))
+			tally_kill(slot->rec);	/* replaced while live */
 	}
-	*slot = *o;
+	if (slot->rec && slot->rec != rec)
+		rec_free(s, slot->rec);
+	slot->rec = rec;
+	memcpy(rec, o, need);
 	if (tallied(o->kind))
-		tally_stamp(s, slot, m);
+		tally_stamp(s, rec, m);
 	pthread_mutex_unlock(&s->lock);
 	if (buried)
 		bury(&old);
 	return o->gen;
+fail:
+	pthread_mutex_unlock(&s->lock);
+	__atomic_store_n(&degraded, true, __ATOMIC_RELAXED);
+	o->gen = 0;
+	return 0;
 }
 
 bool rc_reg_get(uintptr_t h, struct rc_obj *out)
@@ -719,7 +958,7 @@ bool rc_reg_get(uintptr_t h, struct rc_obj *out)
 	pthread_mutex_lock(&s->lock);
 	o = find(s, h, m);
 	if (o) {
-		*out = *o;
+		copy_out(out, o);
 		tally_fill(out);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -785,11 +1024,12 @@ bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
 	if (o && o->kind == kind && !o->destroyed) {
 		if (RC_UNLIKELY(tallied(kind))) {
 			add_at(o, offset, delta);
-			*out = *o;
+			copy_out(out, o);
 			tally_fill(out);
 		} else {
-			*(int *)((char *)o + offset) += delta;
-			*out = *o;
+			if (RC_LIKELY(offset + sizeof(int) <= rec_bytes(o)))
+				*(int *)((char *)o + offset) += delta;
+			copy_out(out, o);
 		}
 		found = true;
 	}
@@ -813,7 +1053,7 @@ bool rc_reg_get_update(uintptr_t h, unsigned kind,
 	if (o && o->kind == kind && !o->destroyed) {
 		fn(o, arg);
 		if (out) {
-			*out = *o;
+			copy_out(out, o);
 			tally_fill(out);
 		}
 		found = true;
@@ -832,7 +1072,7 @@ static void mark_destroyed(struct shard *s, struct rc_obj *o, pid_t tid,
 	o->destroyed_tid = tid;
 	o->destroyed_stack = st;
 	unlive(s);
-	q_push(s, o->handle, o->gen);	/* may move o: not used after */
+	q_push(s, o->handle, o->gen);
 	migrate(s, MIGRATE_STEP);
 }
 
@@ -877,7 +1117,7 @@ enum rc_take rc_reg_take_fn(uintptr_t h, unsigned kind, unsigned keep_flags,
 	pthread_mutex_lock(&s->lock);
 	o = find(s, h, m);
 	if (o && o->kind == kind) {
-		*out = *o;
+		copy_out(out, o);
 		tally_fill(out);
 		if (o->destroyed) {
 			r = RC_TAKE_DESTROYED;
@@ -886,14 +1126,14 @@ enum rc_take rc_reg_take_fn(uintptr_t h, unsigned kind, unsigned keep_flags,
 		} else {
 			if (fn) {
 				fn(o, arg);
-				*out = *o;
+				copy_out(out, o);
 				tally_fill(out);
 			}
 			mark_destroyed(s, o, tid, st);
 			r = RC_TAKE_TAKEN;
 		}
 	} else if (o) {
-		*out = *o;	/* another kind: the caller may say so */
+		copy_out(out, o);	/* another kind: the caller may say so */
 		tally_fill(out);
 	}
 	pthread_mutex_unlock(&s->lock);
@@ -912,8 +1152,8 @@ static void copy_tab(struct shard *s, const struct tab *t,
 	unsigned j;
 
 	for (j = 0; j < t->cap; j++)
-		if (t->slots[j].handle && !is_grave(t->slots[j].handle)) {
-			copy[*n] = t->slots[j];
+		if (t->slots[j].key && !is_grave(t->slots[j].key)) {
+			copy_out(&copy[*n], t->slots[j].rec);
 			tally_fill(&copy[*n]);
 			(*n)++;
 		}

@@ -3,9 +3,11 @@
  * table of records, which keeps destroyed records (and their destroy
  * stacks) for use-after-destroy and double-destroy reports until their
  * address is reused or a memory bound pushes the oldest out.  Records are
- * copied in and out; all changes to a live record happen under its shard
- * lock through rc_reg_update().  No lock is ever held when a function here
- * returns.
+ * copied in and out (only the bytes a record of its kind keeps: a copy
+ * out reads 0 for its kind's fields the record does not keep); all
+ * changes to a live record happen under its shard lock through
+ * rc_reg_update(), whose fn must touch only its kind's fields (see the
+ * verbs part below).  No lock is ever held when a function here returns.
  */
 #ifndef RC_REGISTRY_H
 #define RC_REGISTRY_H
@@ -17,11 +19,12 @@
 #include "report.h"
 #include "stack.h"
 
-/* A reference to another record: handle plus the generation it had. */
+/* A reference to another record: handle plus the generation it had
+ * (packed: 12 bytes, not 16, in every record that holds some). */
 struct rc_ref {
 	uintptr_t h;
 	uint32_t gen;
-};
+} __attribute__((packed, aligned(4)));
 
 enum rc_obj_flags {
 	RC_F_LIB = 1 << 0,	/* owned by librdmacm, not the user */
@@ -123,11 +126,18 @@ struct rc_obj {
 			struct rc_ref parent;	/* made on: context (PD, CQ,
 						 * channel, XRCD, ...), PD
 						 * (MR, MW, AH, QP, SRQ) */
-			struct rc_ref use[3];	/* used: QP: send CQ, recv
-						 * CQ, SRQ; SRQ: its CQ; CQ:
-						 * its completion channel */
 			int nchild;		/* live objects made on it */
 			int nusers;		/* live objects using it */
+			/*
+			 * From here on, only the kinds that have them keep
+			 * them (see rec_size in registry.c; copies out read
+			 * 0 for the others).
+			 */
+			struct rc_ref use[3];	/* used: QP: send CQ, recv
+						 * CQ, SRQ; SRQ, WQ: its CQ;
+						 * CQ: its completion
+						 * channel; PD: its TD; MR:
+						 * its DM; flow: its QP */
 			int async_unacked;	/* async events fetched for
 						 * it, not acked */
 			int async_seen;		/* async events ever fetched */
