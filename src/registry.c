@@ -117,17 +117,18 @@ static inline size_t rec_need(const struct rc_obj *o)
 static inline size_t rec_bytes(const struct rc_obj *o);
 
 /*
- * Copy the record o out: its bytes, and 0 for the fields of its kind it
- * does not keep (a PD's unused use); what lies beyond its kind's part is
- * no field of it, and is left alone.
+ * Copy the record o out: its bytes, and 0 for every field it does not
+ * keep.  Callers read a copy as a whole struct rc_obj: rc_v_gone and the
+ * users' scan walk all three uses of any verbs object, so a PD's copy
+ * must not carry the uses a QP left in the same stack slot.
  */
 static inline void copy_out(struct rc_obj *out, const struct rc_obj *o)
 {
-	size_t n = rec_bytes(o), k = kind_bytes(o->kind);
+	size_t n = rec_bytes(o);
 
 	memcpy(out, o, n);
-	if (RC_UNLIKELY(n < k))
-		memset((char *)out + n, 0, k - n);
+	if (n < sizeof(*out))
+		memset((char *)out + n, 0, sizeof(*out) - n);
 }
 
 /*

@@ -4,7 +4,7 @@
  * stacks) for use-after-destroy and double-destroy reports until their
  * address is reused or a memory bound pushes the oldest out.  Records are
  * copied in and out (only the bytes a record of its kind keeps: a copy
- * out reads 0 for its kind's fields the record does not keep); all
+ * out reads 0 for every field the record does not keep); all
  * changes to a live record happen under its shard lock through
  * rc_reg_update(), whose fn must touch only its kind's fields (see the
  * verbs part below).  No lock is ever held when a function here returns.

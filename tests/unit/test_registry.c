@@ -92,6 +92,36 @@ START_TEST(insert_get_update)
 }
 END_TEST
 
+/*
+ * A record keeps only its kind's bytes, but a copy out is a whole struct
+ * rc_obj, read as one (rc_v_gone walks every use of any verbs object): a
+ * PD's copy into a buffer that held a QP's must not keep the QP's uses.
+ */
+START_TEST(short_records_copy_out_zeroes)
+{
+	struct rc_obj qp = mk(handle(21, 1), RC_K_QP);
+	struct rc_obj pd = mk(handle(21, 2), RC_K_PD), got;
+	unsigned i;
+
+	for (i = 0; i < 3; i++)
+		qp.u.vb.use[i] = (struct rc_ref){ handle(21, 10 + i), 5 + i };
+	qp.u.vb.async_unacked = 9;
+	pd.u.vb.nchild = 4;
+	ck_assert_uint_ne(rc_reg_insert(&qp), 0);
+	ck_assert_uint_ne(rc_reg_insert(&pd), 0);
+	ck_assert(rc_reg_get(qp.handle, &got));
+	ck_assert_uint_eq(got.u.vb.use[2].h, handle(21, 12));
+	ck_assert_int_eq(got.u.vb.async_unacked, 9);
+	ck_assert(rc_reg_get(pd.handle, &got));
+	ck_assert_int_eq(got.kind, RC_K_PD);
+	ck_assert_int_eq(got.u.vb.nchild, 4);
+	for (i = 0; i < 3; i++)
+		ck_assert_uint_eq(got.u.vb.use[i].h, 0);
+	ck_assert_int_eq(got.u.vb.async_unacked, 0);
+	ck_assert_uint_eq(got.u.vb.async_ev.stack, 0);
+}
+END_TEST
+
 START_TEST(destroy_and_reuse)
 {
 	struct rc_obj o = mk(handle(2, 1), RC_K_EVENT), got;
@@ -665,6 +695,7 @@ int main(void)
 	tcase_add_checked_fixture(tc, setup, NULL);
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, insert_get_update);
+	tcase_add_test(tc, short_records_copy_out_zeroes);
 	tcase_add_test(tc, destroy_and_reuse);
 	tcase_add_test(tc, quarantine_evicts_oldest);
 	tcase_add_test(tc, reused_addresses_keep_the_quarantine);
