@@ -612,6 +612,81 @@ static inline bool thread_stack(uintptr_t *lo, uintptr_t *hi)
 	return stack_hi > 1;
 }
 
+#ifdef RC_CFI
+/*
+ * Per thread, the rules of the last walks' frames by frame number: a
+ * capture from the call path of one before finds each frame's rule in
+ * one compare instead of a hashed look in the shared cache (and fp_walk
+ * its return addresses known).  Only copies of rules found in the
+ * cache's first slot; all dropped once the cache is emptied (its
+ * generation moved: a module was unloaded).  Never from a signal
+ * handler, as all capture.
+ */
+#define WALK_FRAMES	(RC_STACK_MAX_DEPTH + SLACK_MAX)
+
+struct walk_memo {
+	unsigned gen;			/* rc_cfi_gen + 1; 0: not yet */
+	uintptr_t pc[WALK_FRAMES];	/* 0 (rule 0): none */
+	uint64_t rule[WALK_FRAMES];
+	uintptr_t fp[RC_STACK_MAX_DEPTH]; /* fp_walk's, known */
+};
+
+static RC_TLS struct walk_memo memo;
+
+static __attribute__((noinline)) void memo_reset(unsigned g)
+{
+	unsigned i;
+
+	memset(memo.pc, 0, sizeof(memo.pc));
+	memset(memo.rule, 0, sizeof(memo.rule));
+	/* A return address truly in our text: no garbage is "known". */
+	for (i = 0; i < RC_STACK_MAX_DEPTH; i++)
+		memo.fp[i] = (uintptr_t)&self_anchor + 1;
+	memo.gen = g + 1;
+}
+
+static inline struct walk_memo *memo_get(void)
+{
+	unsigned g = atomic_load_explicit(&rc_cfi_gen, memory_order_acquire);
+
+	if (RC_UNLIKELY(memo.gen != g + 1))
+		memo_reset(g);
+	return &memo;
+}
+
+/*
+ * The rule of raw frame i at pc as rc_cfi_rule() gives it: 0 (pc 0 and
+ * any pc not in its first slot) makes rc_cfi_apply() take the miss path.
+ */
+static inline __attribute__((always_inline)) uint64_t
+memo_rule(struct walk_memo *m, unsigned i, uintptr_t pc)
+{
+	uint64_t r;
+
+	if (RC_LIKELY(m->pc[i] == pc))
+		return m->rule[i];
+	r = rc_cfi_rule(pc);
+	if (r) {
+		m->pc[i] = pc;
+		m->rule[i] = r;
+	}
+	return r;
+}
+
+/* rc_cfi_known(pc), for kept frame i of fp_walk. */
+static inline __attribute__((always_inline)) bool
+memo_known(struct walk_memo *m, unsigned i, uintptr_t pc)
+{
+	if (RC_LIKELY(m->fp[i] == pc))
+		return true;
+	if (rc_cfi_known_fast(pc)) {
+		m->fp[i] = pc;
+		return true;
+	}
+	return rc_cfi_slow(pc);
+}
+#endif
+
 /*
  * The frame-pointer walk from frame, the wrapper's frame: { caller's
  * frame pointer, return address }.  Each frame record must lie in this
@@ -625,7 +700,9 @@ __attribute__((noinline, no_sanitize_address)) static unsigned
 fp_walk(const void *frame, uintptr_t *out, unsigned max)
 {
 	uintptr_t fp = (uintptr_t)frame, lo, hi, next, pc;
-#ifndef RC_CFI
+#ifdef RC_CFI
+	struct walk_memo *m;
+#else
 	uintptr_t seg[2] = { 0, 0 };	/* the segment of the last frame */
 	const struct text_map *m = NULL;
 #endif
@@ -639,9 +716,15 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 		return 0;
 	if (lo < (uintptr_t)__builtin_frame_address(0))
 		lo = (uintptr_t)__builtin_frame_address(0);
+	/* Frame records only go up: checked here, then by next > fp. */
+	if (fp < lo)
+		return 0;
+	hi -= 2 * sizeof(uintptr_t);
+#ifdef RC_CFI
+	m = memo_get();
+#endif
 	while (n < max) {
-		if (fp < lo || fp >= hi - 2 * sizeof(uintptr_t) ||
-		    (fp & (sizeof(uintptr_t) - 1)))
+		if (fp >= hi || (fp & (sizeof(uintptr_t) - 1)))
 			break;
 		pc = ((const uintptr_t *)fp)[1];
 #ifdef RC_CFI
@@ -649,7 +732,7 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 		 * The CFI rule cache knows every return address seen: no
 		 * dl_iterate_phdr() (the loader's lock) on each capture.
 		 */
-		if (!rc_cfi_known(pc))
+		if (!memo_known(m, n, pc))
 			break;
 #else
 		/* Most frames return into the segment the last one did. */
@@ -700,10 +783,12 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 	bool (*lib)(uintptr_t) = skip_pc;
 	unsigned n = 0, max = d + SLACK_MAX, k;
 	int skip = -1, all = -1, st = 1;
+	struct walk_memo *m;
 
 	if (!thread_stack(&lo, &hi) || sp < lo || sp >= hi)
 		return -1;
 	c.hi = hi;
+	m = memo_get();
 	if (f) {
 		if (f < sp || f > hi - 16 || (f & 7))
 			return -1;
@@ -712,7 +797,7 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 		c.sp = f + 16;
 	} else {
 		raw[n++] = pc;		/* ours: dropped */
-		st = rc_cfi_step(&c);
+		st = rc_cfi_apply(&c, memo_rule(m, 0, pc));
 		if (st <= 0)
 			return st;
 	}
@@ -729,7 +814,7 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 		}
 		if (n == max)
 			break;
-		st = rc_cfi_step(&c);
+		st = rc_cfi_apply(&c, memo_rule(m, n - 1, c.pc));
 		if (st <= 0) {
 			if (st < 0)
 				return -1;
@@ -740,7 +825,7 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 	if (all >= 0) {
 		k = (unsigned)all + d < max ? (unsigned)all + d : max;
 		while (n < k) {
-			st = rc_cfi_step(&c);
+			st = rc_cfi_apply(&c, memo_rule(m, n - 1, c.pc));
 			if (st <= 0) {
 				if (st < 0)
 					return -1;
@@ -750,7 +835,7 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 		}
 	}
 	/* The last return address, unless stepped from: into text? */
-	if (st > 0 && !rc_cfi_known(c.pc))
+	if (st > 0 && !memo_rule(m, n - 1, c.pc) && !rc_cfi_slow(c.pc))
 		return -1;
 	if (skip < 0)
 		return 0;
