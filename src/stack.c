@@ -307,22 +307,37 @@ static _Unwind_Reason_Code ub_cb(struct _Unwind_Context *ctx, void *arg)
 	return _URC_NO_REASON;
 }
 
-/* Word-wise FNV-1a, then the murmur3 64-bit finaliser to mix the bits. */
-static uint64_t hash_pcs(const uintptr_t *pcs, unsigned n)
-{
-	uint64_t h = 0xcbf29ce484222325ull ^ n;
-	unsigned i;
+/*
+ * Word-wise FNV-1a over the frames, then their number and the murmur3
+ * 64-bit finaliser to mix the bits.  In steps, so that a walk hashes
+ * each frame as it finds it (no second pass over them).
+ */
+#define HASH_INIT	0xcbf29ce484222325ull
 
-	for (i = 0; i < n; i++) {
-		h ^= pcs[i];
-		h *= 0x100000001b3ull;
-	}
+static inline uint64_t hash_step(uint64_t h, uintptr_t pc)
+{
+	return (h ^ pc) * 0x100000001b3ull;
+}
+
+static inline uint64_t hash_end(uint64_t h, unsigned n)
+{
+	h = hash_step(h, n);
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
 	h *= 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 33;
 	return h;
+}
+
+static uint64_t hash_pcs(const uintptr_t *pcs, unsigned n)
+{
+	uint64_t h = HASH_INIT;
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		h = hash_step(h, pcs[i]);
+	return hash_end(h, n);
 }
 
 static void *arena_alloc(size_t sz)
@@ -403,9 +418,10 @@ fail:
 }
 
 /* The hot path: lock-free lookup, the mutex only to insert. */
-static inline rc_stack_id depot_get(const uintptr_t *pcs, unsigned n)
+/* The id of pcs[0..n), whose hash_pcs() is h. */
+static inline rc_stack_id depot_get_h(uint64_t h, const uintptr_t *pcs,
+				      unsigned n)
 {
-	uint64_t h = hash_pcs(pcs, n);
 	struct depot_entry *e;
 
 	e = chain_find(atomic_load_explicit(&buckets[h & (NBUCKETS - 1)],
@@ -413,6 +429,11 @@ static inline rc_stack_id depot_get(const uintptr_t *pcs, unsigned n)
 	if (RC_LIKELY(e != NULL))
 		return e->id;
 	return depot_insert(h, pcs, n);
+}
+
+static inline rc_stack_id depot_get(const uintptr_t *pcs, unsigned n)
+{
+	return depot_get_h(hash_pcs(pcs, n), pcs, n);
 }
 
 /*
@@ -695,10 +716,12 @@ memo_known(struct walk_memo *m, unsigned i, uintptr_t pc)
  * when not even the first frame can be trusted, or when it is inside
  * librdmacm (built without frame pointers): the caller falls back.
  * Reads only words inside the stack, so a garbage chain cannot fault.
+ * The frames' hash_pcs() in *hp.
  */
 __attribute__((noinline, no_sanitize_address)) static unsigned
-fp_walk(const void *frame, uintptr_t *out, unsigned max)
+fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp)
 {
+	uint64_t h = HASH_INIT;
 	uintptr_t fp = (uintptr_t)frame, lo, hi, next, pc;
 #ifdef RC_CFI
 	struct walk_memo *m;
@@ -747,6 +770,7 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 		if (!n && (pc - slo < shi - slo || (sp && sp(pc))))
 			return 0;
 		out[n++] = pc;
+		h = hash_step(h, pc);
 		next = ((const uintptr_t *)fp)[0];
 		if (next <= fp)
 			break;
@@ -756,6 +780,7 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 	(void)fp; (void)lo; (void)hi; (void)next; (void)pc; (void)sp;
 	(void)slo; (void)shi; (void)seg; (void)m; (void)max; (void)out;
 #endif
+	*hp = hash_end(h, n);
 	return n;
 }
 
@@ -768,14 +793,16 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
  * frame (pc, sp, bp: its registers at one instruction, raw frame 0), or
  * with frame (a wrapper's frame pointer: { rbp, return address }, as
  * fp_walk reads it) at the wrapper's caller: the frames between are all
- * ours.  Returns how many frames are kept, at raw + *first; -1 when a
+ * ours.  Returns how many frames are kept, at raw + *first (their
+ * hash_pcs() in *hp); -1 when a
  * frame cannot be stepped or a check fails: the caller then unwinds
  * with libunwind or libgcc, so a stack is never worse than theirs.
  */
 __attribute__((noinline, no_sanitize_address)) static int
 cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
-	 uintptr_t *raw, unsigned d, unsigned *first)
+	 uintptr_t *raw, unsigned d, unsigned *first, uint64_t *hp)
 {
+	uint64_t h = HASH_INIT;
 	struct rc_cfi_cursor c = { .pc = pc, .sp = sp, .bp = bp };
 	uintptr_t slo = atomic_load_explicit(&self_lo, memory_order_relaxed);
 	uintptr_t shi = atomic_load_explicit(&self_hi, memory_order_relaxed);
@@ -810,6 +837,7 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 		}
 		if (skip >= 0 && !(lib && lib(c.pc))) {
 			all = (int)n - 1;
+			h = hash_step(h, c.pc);
 			break;
 		}
 		if (n == max)
@@ -832,6 +860,7 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 				break;
 			}
 			raw[n++] = c.pc;
+			h = hash_step(h, c.pc);
 		}
 	}
 	/* The last return address, unless stepped from: into text? */
@@ -841,7 +870,11 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 		return 0;
 	*first = (unsigned)(all >= 0 ? all : skip);
 	k = n - *first;
-	return (int)(k < d ? k : d);
+	if (k > d)
+		k = d;		/* only when all < 0: not hashed yet */
+	/* Kept: raw[all..n), hashed on the way, or the library's. */
+	*hp = all >= 0 ? hash_end(h, k) : hash_pcs(raw + *first, k);
+	return (int)k;
 }
 #endif
 
@@ -886,15 +919,18 @@ capture(unsigned site, const void *frame)
 	}
 	d = atomic_load_explicit(&depth, memory_order_relaxed);
 	if (frame && atomic_load_explicit(&fast, memory_order_relaxed)) {
-		n = fp_walk(frame, raw, d);
+		uint64_t h;
+
+		n = fp_walk(frame, raw, d, &h);
 		if (n)
-			return depot_get(raw, n);
+			return depot_get_h(h, raw, n);
 	}
 #ifdef RC_CFI
 	if (atomic_load_explicit(&cfi, memory_order_relaxed) &&
 	    atomic_load_explicit(&uw, memory_order_relaxed) != UW_NONE) {
 		uintptr_t r_pc, r_sp, r_bp;
 		unsigned first = 0;
+		uint64_t h;
 		int k;
 
 		/* The walk starts here: pc - 1 lies in the lea. */
@@ -902,10 +938,10 @@ capture(unsigned site, const void *frame)
 				 "mov %%rsp, %1\n\t"
 				 "mov %%rbp, %2"
 				 : "=r"(r_pc), "=r"(r_sp), "=r"(r_bp));
-		k = cfi_walk(r_pc, r_sp, r_bp, frame, raw, d, &first);
+		k = cfi_walk(r_pc, r_sp, r_bp, frame, raw, d, &first, &h);
 		if (RC_LIKELY(k >= 0)) {
 			cfi_walks++;
-			return k ? depot_get(raw + first, (unsigned)k) : 0;
+			return k ? depot_get_h(h, raw + first, (unsigned)k) : 0;
 		}
 		cfi_falls++;
 	}
