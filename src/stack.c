@@ -670,9 +670,13 @@ static inline struct walk_memo *memo_get(void)
 {
 	unsigned g = atomic_load_explicit(&rc_cfi_gen, memory_order_acquire);
 
+	struct walk_memo *m = &memo;
+
 	if (RC_UNLIKELY(memo.gen != g + 1))
 		memo_reset(g);
-	return &memo;
+	/* A plain pointer: no TLS offset loaded again for each frame. */
+	__asm__("" : "+r"(m));
+	return m;
 }
 
 /*
