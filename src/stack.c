@@ -307,22 +307,37 @@ static _Unwind_Reason_Code ub_cb(struct _Unwind_Context *ctx, void *arg)
 	return _URC_NO_REASON;
 }
 
-/* Word-wise FNV-1a, then the murmur3 64-bit finaliser to mix the bits. */
-static uint64_t hash_pcs(const uintptr_t *pcs, unsigned n)
-{
-	uint64_t h = 0xcbf29ce484222325ull ^ n;
-	unsigned i;
+/*
+ * Word-wise FNV-1a over the frames, then their number and the murmur3
+ * 64-bit finaliser to mix the bits.  In steps, so that a walk hashes
+ * each frame as it finds it (no second pass over them).
+ */
+#define HASH_INIT	0xcbf29ce484222325ull
 
-	for (i = 0; i < n; i++) {
-		h ^= pcs[i];
-		h *= 0x100000001b3ull;
-	}
+static inline uint64_t hash_step(uint64_t h, uintptr_t pc)
+{
+	return (h ^ pc) * 0x100000001b3ull;
+}
+
+static inline uint64_t hash_end(uint64_t h, unsigned n)
+{
+	h = hash_step(h, n);
 	h ^= h >> 33;
 	h *= 0xff51afd7ed558ccdull;
 	h ^= h >> 33;
 	h *= 0xc4ceb9fe1a85ec53ull;
 	h ^= h >> 33;
 	return h;
+}
+
+static uint64_t hash_pcs(const uintptr_t *pcs, unsigned n)
+{
+	uint64_t h = HASH_INIT;
+	unsigned i;
+
+	for (i = 0; i < n; i++)
+		h = hash_step(h, pcs[i]);
+	return hash_end(h, n);
 }
 
 static void *arena_alloc(size_t sz)
@@ -403,9 +418,10 @@ fail:
 }
 
 /* The hot path: lock-free lookup, the mutex only to insert. */
-static inline rc_stack_id depot_get(const uintptr_t *pcs, unsigned n)
+/* The id of pcs[0..n), whose hash_pcs() is h. */
+static inline rc_stack_id depot_get_h(uint64_t h, const uintptr_t *pcs,
+				      unsigned n)
 {
-	uint64_t h = hash_pcs(pcs, n);
 	struct depot_entry *e;
 
 	e = chain_find(atomic_load_explicit(&buckets[h & (NBUCKETS - 1)],
@@ -413,6 +429,11 @@ static inline rc_stack_id depot_get(const uintptr_t *pcs, unsigned n)
 	if (RC_LIKELY(e != NULL))
 		return e->id;
 	return depot_insert(h, pcs, n);
+}
+
+static inline rc_stack_id depot_get(const uintptr_t *pcs, unsigned n)
+{
+	return depot_get_h(hash_pcs(pcs, n), pcs, n);
 }
 
 /*
@@ -612,6 +633,85 @@ static inline bool thread_stack(uintptr_t *lo, uintptr_t *hi)
 	return stack_hi > 1;
 }
 
+#ifdef RC_CFI
+/*
+ * Per thread, the rules of the last walks' frames by frame number: a
+ * capture from the call path of one before finds each frame's rule in
+ * one compare instead of a hashed look in the shared cache (and fp_walk
+ * its return addresses known).  Only copies of rules found in the
+ * cache's first slot; all dropped once the cache is emptied (its
+ * generation moved: a module was unloaded).  Never from a signal
+ * handler, as all capture.
+ */
+#define WALK_FRAMES	(RC_STACK_MAX_DEPTH + SLACK_MAX)
+
+struct walk_memo {
+	unsigned gen;			/* rc_cfi_gen + 1; 0: not yet */
+	uintptr_t pc[WALK_FRAMES];	/* 0 (rule 0): none */
+	uint64_t rule[WALK_FRAMES];
+	uintptr_t fp[RC_STACK_MAX_DEPTH]; /* fp_walk's, known */
+};
+
+static RC_TLS struct walk_memo memo;
+
+static __attribute__((noinline)) void memo_reset(unsigned g)
+{
+	unsigned i;
+
+	memset(memo.pc, 0, sizeof(memo.pc));
+	memset(memo.rule, 0, sizeof(memo.rule));
+	/* A return address truly in our text: no garbage is "known". */
+	for (i = 0; i < RC_STACK_MAX_DEPTH; i++)
+		memo.fp[i] = (uintptr_t)&self_anchor + 1;
+	memo.gen = g + 1;
+}
+
+static inline struct walk_memo *memo_get(void)
+{
+	unsigned g = atomic_load_explicit(&rc_cfi_gen, memory_order_acquire);
+
+	struct walk_memo *m = &memo;
+
+	if (RC_UNLIKELY(memo.gen != g + 1))
+		memo_reset(g);
+	/* A plain pointer: no TLS offset loaded again for each frame. */
+	__asm__("" : "+r"(m));
+	return m;
+}
+
+/*
+ * The rule of raw frame i at pc as rc_cfi_rule() gives it: 0 (pc 0 and
+ * any pc not in its first slot) makes rc_cfi_apply() take the miss path.
+ */
+static inline __attribute__((always_inline)) uint64_t
+memo_rule(struct walk_memo *m, unsigned i, uintptr_t pc)
+{
+	uint64_t r;
+
+	if (RC_LIKELY(m->pc[i] == pc))
+		return m->rule[i];
+	r = rc_cfi_rule(pc);
+	if (r) {
+		m->pc[i] = pc;
+		m->rule[i] = r;
+	}
+	return r;
+}
+
+/* rc_cfi_known(pc), for kept frame i of fp_walk. */
+static inline __attribute__((always_inline)) bool
+memo_known(struct walk_memo *m, unsigned i, uintptr_t pc)
+{
+	if (RC_LIKELY(m->fp[i] == pc))
+		return true;
+	if (rc_cfi_known_fast(pc)) {
+		m->fp[i] = pc;
+		return true;
+	}
+	return rc_cfi_slow(pc);
+}
+#endif
+
 /*
  * The frame-pointer walk from frame, the wrapper's frame: { caller's
  * frame pointer, return address }.  Each frame record must lie in this
@@ -620,12 +720,16 @@ static inline bool thread_stack(uintptr_t *lo, uintptr_t *hi)
  * when not even the first frame can be trusted, or when it is inside
  * librdmacm (built without frame pointers): the caller falls back.
  * Reads only words inside the stack, so a garbage chain cannot fault.
+ * The frames' hash_pcs() in *hp.
  */
 __attribute__((noinline, no_sanitize_address)) static unsigned
-fp_walk(const void *frame, uintptr_t *out, unsigned max)
+fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp)
 {
+	uint64_t h = HASH_INIT;
 	uintptr_t fp = (uintptr_t)frame, lo, hi, next, pc;
-#ifndef RC_CFI
+#ifdef RC_CFI
+	struct walk_memo *m;
+#else
 	uintptr_t seg[2] = { 0, 0 };	/* the segment of the last frame */
 	const struct text_map *m = NULL;
 #endif
@@ -639,9 +743,15 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 		return 0;
 	if (lo < (uintptr_t)__builtin_frame_address(0))
 		lo = (uintptr_t)__builtin_frame_address(0);
+	/* Frame records only go up: checked here, then by next > fp. */
+	if (fp < lo)
+		return 0;
+	hi -= 2 * sizeof(uintptr_t);
+#ifdef RC_CFI
+	m = memo_get();
+#endif
 	while (n < max) {
-		if (fp < lo || fp >= hi - 2 * sizeof(uintptr_t) ||
-		    (fp & (sizeof(uintptr_t) - 1)))
+		if (fp >= hi || (fp & (sizeof(uintptr_t) - 1)))
 			break;
 		pc = ((const uintptr_t *)fp)[1];
 #ifdef RC_CFI
@@ -649,7 +759,7 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 		 * The CFI rule cache knows every return address seen: no
 		 * dl_iterate_phdr() (the loader's lock) on each capture.
 		 */
-		if (!rc_cfi_known(pc))
+		if (!memo_known(m, n, pc))
 			break;
 #else
 		/* Most frames return into the segment the last one did. */
@@ -664,6 +774,7 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 		if (!n && (pc - slo < shi - slo || (sp && sp(pc))))
 			return 0;
 		out[n++] = pc;
+		h = hash_step(h, pc);
 		next = ((const uintptr_t *)fp)[0];
 		if (next <= fp)
 			break;
@@ -673,6 +784,7 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
 	(void)fp; (void)lo; (void)hi; (void)next; (void)pc; (void)sp;
 	(void)slo; (void)shi; (void)seg; (void)m; (void)max; (void)out;
 #endif
+	*hp = hash_end(h, n);
 	return n;
 }
 
@@ -685,14 +797,16 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max)
  * frame (pc, sp, bp: its registers at one instruction, raw frame 0), or
  * with frame (a wrapper's frame pointer: { rbp, return address }, as
  * fp_walk reads it) at the wrapper's caller: the frames between are all
- * ours.  Returns how many frames are kept, at raw + *first; -1 when a
+ * ours.  Returns how many frames are kept, at raw + *first (their
+ * hash_pcs() in *hp); -1 when a
  * frame cannot be stepped or a check fails: the caller then unwinds
  * with libunwind or libgcc, so a stack is never worse than theirs.
  */
 __attribute__((noinline, no_sanitize_address)) static int
 cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
-	 uintptr_t *raw, unsigned d, unsigned *first)
+	 uintptr_t *raw, unsigned d, unsigned *first, uint64_t *hp)
 {
+	uint64_t h = HASH_INIT;
 	struct rc_cfi_cursor c = { .pc = pc, .sp = sp, .bp = bp };
 	uintptr_t slo = atomic_load_explicit(&self_lo, memory_order_relaxed);
 	uintptr_t shi = atomic_load_explicit(&self_hi, memory_order_relaxed);
@@ -700,10 +814,12 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 	bool (*lib)(uintptr_t) = skip_pc;
 	unsigned n = 0, max = d + SLACK_MAX, k;
 	int skip = -1, all = -1, st = 1;
+	struct walk_memo *m;
 
 	if (!thread_stack(&lo, &hi) || sp < lo || sp >= hi)
 		return -1;
 	c.hi = hi;
+	m = memo_get();
 	if (f) {
 		if (f < sp || f > hi - 16 || (f & 7))
 			return -1;
@@ -712,7 +828,7 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 		c.sp = f + 16;
 	} else {
 		raw[n++] = pc;		/* ours: dropped */
-		st = rc_cfi_step(&c);
+		st = rc_cfi_apply(&c, memo_rule(m, 0, pc));
 		if (st <= 0)
 			return st;
 	}
@@ -725,11 +841,12 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 		}
 		if (skip >= 0 && !(lib && lib(c.pc))) {
 			all = (int)n - 1;
+			h = hash_step(h, c.pc);
 			break;
 		}
 		if (n == max)
 			break;
-		st = rc_cfi_step(&c);
+		st = rc_cfi_apply(&c, memo_rule(m, n - 1, c.pc));
 		if (st <= 0) {
 			if (st < 0)
 				return -1;
@@ -740,23 +857,28 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 	if (all >= 0) {
 		k = (unsigned)all + d < max ? (unsigned)all + d : max;
 		while (n < k) {
-			st = rc_cfi_step(&c);
+			st = rc_cfi_apply(&c, memo_rule(m, n - 1, c.pc));
 			if (st <= 0) {
 				if (st < 0)
 					return -1;
 				break;
 			}
 			raw[n++] = c.pc;
+			h = hash_step(h, c.pc);
 		}
 	}
 	/* The last return address, unless stepped from: into text? */
-	if (st > 0 && !rc_cfi_known(c.pc))
+	if (st > 0 && !memo_rule(m, n - 1, c.pc) && !rc_cfi_slow(c.pc))
 		return -1;
 	if (skip < 0)
 		return 0;
 	*first = (unsigned)(all >= 0 ? all : skip);
 	k = n - *first;
-	return (int)(k < d ? k : d);
+	if (k > d)
+		k = d;		/* only when all < 0: not hashed yet */
+	/* Kept: raw[all..n), hashed on the way, or the library's. */
+	*hp = all >= 0 ? hash_end(h, k) : hash_pcs(raw + *first, k);
+	return (int)k;
 }
 #endif
 
@@ -801,15 +923,18 @@ capture(unsigned site, const void *frame)
 	}
 	d = atomic_load_explicit(&depth, memory_order_relaxed);
 	if (frame && atomic_load_explicit(&fast, memory_order_relaxed)) {
-		n = fp_walk(frame, raw, d);
+		uint64_t h;
+
+		n = fp_walk(frame, raw, d, &h);
 		if (n)
-			return depot_get(raw, n);
+			return depot_get_h(h, raw, n);
 	}
 #ifdef RC_CFI
 	if (atomic_load_explicit(&cfi, memory_order_relaxed) &&
 	    atomic_load_explicit(&uw, memory_order_relaxed) != UW_NONE) {
 		uintptr_t r_pc, r_sp, r_bp;
 		unsigned first = 0;
+		uint64_t h;
 		int k;
 
 		/* The walk starts here: pc - 1 lies in the lea. */
@@ -817,10 +942,10 @@ capture(unsigned site, const void *frame)
 				 "mov %%rsp, %1\n\t"
 				 "mov %%rbp, %2"
 				 : "=r"(r_pc), "=r"(r_sp), "=r"(r_bp));
-		k = cfi_walk(r_pc, r_sp, r_bp, frame, raw, d, &first);
+		k = cfi_walk(r_pc, r_sp, r_bp, frame, raw, d, &first, &h);
 		if (RC_LIKELY(k >= 0)) {
 			cfi_walks++;
-			return k ? depot_get(raw + first, (unsigned)k) : 0;
+			return k ? depot_get_h(h, raw + first, (unsigned)k) : 0;
 		}
 		cfi_falls++;
 	}

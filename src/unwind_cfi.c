@@ -36,7 +36,7 @@
 struct rc_cfi_slot rc_cfi_table[RC_CFI_SLOTS] __attribute__((aligned(64)));
 static pthread_mutex_t cfi_lock = PTHREAD_MUTEX_INITIALIZER;
 static unsigned long long cfi_subs;	/* the unloads the cache is of */
-static atomic_uint cfi_resets;
+atomic_uint rc_cfi_gen;
 
 void rc_cfi_atfork_child(void)
 {
@@ -45,7 +45,7 @@ void rc_cfi_atfork_child(void)
 
 unsigned rc_cfi_resets(void)
 {
-	return atomic_load_explicit(&cfi_resets, memory_order_relaxed);
+	return atomic_load_explicit(&rc_cfi_gen, memory_order_relaxed);
 }
 
 /* A bounded reader of CFI bytes: [p, end) of the segment. */
@@ -563,12 +563,13 @@ static void reset(void)
 {
 	unsigned i;
 
-	atomic_fetch_add_explicit(&cfi_resets, 1, memory_order_relaxed);
 	for (i = 0; i < RC_CFI_SLOTS; i++)
 		if (atomic_load_explicit(&rc_cfi_table[i].pc,
 					 memory_order_relaxed))
 			atomic_store_explicit(&rc_cfi_table[i].pc, 0,
 					      memory_order_relaxed);
+	/* After the slots: copies taken before this are dropped. */
+	atomic_fetch_add_explicit(&rc_cfi_gen, 1, memory_order_release);
 }
 
 uint64_t rc_cfi_slow(uintptr_t pc)
@@ -578,7 +579,11 @@ uint64_t rc_cfi_slow(uintptr_t pc)
 	unsigned i = rc_cfi_hash(pc), k;
 	uint64_t r;
 
+	if (!pc)	/* in no text; an emptied slot's pc 0 would match */
+		return 0;
 	for (k = 0; k < RC_CFI_PROBES; k++) {
+		if (!((i + k) & (RC_CFI_SLOTS - 1)))
+			continue;	/* slot 0: never filled (pc 0's) */
 		s = &rc_cfi_table[(i + k) & (RC_CFI_SLOTS - 1)];
 		r = rc_cfi_slot_rule(s, pc);
 		if (r)
@@ -597,6 +602,8 @@ uint64_t rc_cfi_slow(uintptr_t pc)
 		cfi_subs = m.subs;
 	}
 	for (k = 0; k < RC_CFI_PROBES; k++) {
+		if (!((i + k) & (RC_CFI_SLOTS - 1)))
+			continue;
 		s = &rc_cfi_table[(i + k) & (RC_CFI_SLOTS - 1)];
 		r = atomic_load_explicit(&s->pc, memory_order_relaxed);
 		if (r == pc) {		/* another thread's miss */

@@ -70,9 +70,18 @@ struct rc_cfi_slot {
 	_Atomic uint64_t rule;
 };
 
-/* In .bss: pages are touched as slots are filled. */
+/*
+ * In .bss: pages are touched as slots are filled.  Slot 0 is never
+ * filled: pc 0 (a garbage or outermost return address) hashes there,
+ * and an emptied slot keeps its old rule, so pc 0 must find rule 0.
+ */
 extern struct rc_cfi_slot rc_cfi_table[RC_CFI_SLOTS]
 	__attribute__((visibility("hidden")));
+/*
+ * How often the cache was emptied, bumped (release) after the slots
+ * were: a copy of rules taken while it read g stays good while it does.
+ */
+extern atomic_uint rc_cfi_gen __attribute__((visibility("hidden")));
 /*
  * The rule of pc when its first slot holds another: the other slots,
  * then a miss (read from the module and cached); 0 when pc - 1 is in no
@@ -116,10 +125,22 @@ static inline uint64_t rc_cfi_rule(uintptr_t pc)
 	return rc_cfi_slot_rule(&rc_cfi_table[rc_cfi_hash(pc)], pc);
 }
 
+/*
+ * Whether pc's first slot holds it: a published slot's rule is never 0,
+ * so unlike rc_cfi_rule() no rule is read and no second look is needed
+ * (emptied just after the look: it was known just before).  Slot 0 is
+ * never published, so pc 0 is not "known" here.
+ */
+static inline bool rc_cfi_known_fast(uintptr_t pc)
+{
+	return pc && atomic_load_explicit(&rc_cfi_table[rc_cfi_hash(pc)].pc,
+					  memory_order_relaxed) == pc;
+}
+
 /* Whether pc is a return address into a loaded object's text. */
 static inline bool rc_cfi_known(uintptr_t pc)
 {
-	return rc_cfi_rule(pc) || rc_cfi_slow(pc);
+	return rc_cfi_known_fast(pc) || rc_cfi_slow(pc);
 }
 
 /*
@@ -132,7 +153,8 @@ struct rc_cfi_cursor {
 };
 
 /*
- * Step c to its caller: 1 and c->pc is the caller's return address; 0
+ * Step c to its caller by r, c->pc's rule (0: not in its first slot:
+ * the miss path runs): 1 and c->pc is the caller's return address; 0
  * when c is the outermost frame; -1 when this frame cannot be stepped or
  * a check failed (a word outside [sp, hi), CFA not above sp): fall back.
  * The return address is checked by the next step (its rule is found only
@@ -140,9 +162,8 @@ struct rc_cfi_cursor {
  * fall back), or by rc_cfi_known() when no step follows.
  */
 static inline __attribute__((always_inline, no_sanitize_address)) int
-rc_cfi_step(struct rc_cfi_cursor *c)
+rc_cfi_apply(struct rc_cfi_cursor *c, uint64_t r)
 {
-	uint64_t r = rc_cfi_rule(c->pc);
 	uintptr_t cfa, a;
 
 	if (__builtin_expect(!(r & RC_CFI_STEP), 0)) {
@@ -166,6 +187,13 @@ rc_cfi_step(struct rc_cfi_cursor *c)
 	c->sp = cfa;
 	c->pc = ((const uintptr_t *)cfa)[-1];
 	return 1;
+}
+
+/* rc_cfi_apply() by the cached rule of c->pc. */
+static inline __attribute__((always_inline, no_sanitize_address)) int
+rc_cfi_step(struct rc_cfi_cursor *c)
+{
+	return rc_cfi_apply(c, rc_cfi_rule(c->pc));
 }
 
 #endif /* RC_CFI */
