@@ -11,8 +11,9 @@
 #   bench_scale     scale (10^3..10^6 live objects), threads, exit
 #                   report of leaks, first report of a process
 #   cmtime -c 1000  wall time of the client, both sides under the shim
-# Every capture has a full stack_depth=16 frames (tests/lib/pad.h; the
-# script checks it on a leaked MR's JSON stack).  BENCH_OPTIONS: the
+# Every capture has a full stack_depth=16 frames (tests/lib/pad.h, and
+# frame pointers for fast_unwind=1; the script checks both on a leaked
+# MR's JSON stack).  BENCH_OPTIONS: the
 # shim's options (default stack_depth=16:leak_check=0); BENCH_SCALE:
 # the iteration factor of bench_shim.  Run from the build tree.
 set -eu
@@ -158,6 +159,7 @@ else
 fi
 costfast=/dev/null
 if [ "$fast" != - ] &&
+   COST_PROGRAM=$top_builddir/bench/cost_fp \
    sh "$top_srcdir/tests/perf/cost.sh" fast_unwind=1 >"$work/costfast" \
 	2>"$work/err"; then
 	costfast=$work/costfast
@@ -171,6 +173,13 @@ go "$one:json=$work/one.json" \
 if command -v "$JQ" >/dev/null 2>&1; then
 	frames=$("$JQ" '[.findings[] | select(.rule == "leak-mr")
 		| .stack | length] | max' "$work/one.json")
+	if [ "$fast" != - ]; then
+		go "$one:fast_unwind=1:json=$work/onefast.json" \
+			"$top_builddir/bench/bench_scale" leak 1 1
+		frames="$frames ($("$JQ" '[.findings[]
+			| select(.rule == "leak-mr") | .stack | length] | max' \
+			"$work/onefast.json") with fast_unwind=1)"
+	fi
 fi
 
 {
