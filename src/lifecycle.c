@@ -306,6 +306,7 @@ static struct leak_group *leak_group(struct leak_ctx *x, enum rc_rule rule,
 	memset(g, 0, sizeof(*g));
 	g->f.rule = rule;
 	g->f.stack = stack;
+	g->f.max_objs = LEAK_LISTED;
 	g->stack = stack;
 	return g;
 }
@@ -330,10 +331,6 @@ static void leak_cq_events(struct leak_ctx *x, const struct rc_obj *o)
 	if (!g)
 		return;
 	g->f.count += st.unacked;
-	if (g->f.nobjs >= LEAK_LISTED) {
-		g->f.more_objs++;	/* another CQ */
-		return;
-	}
 	memset(&ev, 0, sizeof(ev));
 	ev.kind = RC_K_CQ_EVENTS;
 	ev.handle = o->handle;
@@ -363,9 +360,7 @@ static void leak_fn(const struct rc_obj *o, void *arg)
 	if (!g)
 		return;
 	g->f.count++;
-	if (g->f.nobjs >= LEAK_LISTED)
-		g->f.more_objs++;
-	else if (o->kind == RC_K_EVENT)
+	if (o->kind == RC_K_EVENT)
 		rc_finding_add(&g->f, o, "%s event fetched by thread %d",
 			       rc_event_name(o->u.ev.type), o->u.ev.holder);
 	else if (o->kind == RC_K_ID && o->u.id.parent.h)

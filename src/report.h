@@ -82,6 +82,8 @@ struct rc_finding {
 	pid_t tid;		/* thread that made the call (0 for leaks) */
 	rc_stack_id stack;	/* the call's stack (leaks: creation stack) */
 	unsigned nobjs;		/* entries used in objs */
+	unsigned max_objs;	/* rc_finding_add lists at most these
+				 * (0: RC_MAX_OBJS) */
 	unsigned more_objs;	/* objects named but not stored */
 	struct rc_objref objs[RC_MAX_OBJS];
 };

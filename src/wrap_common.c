@@ -94,10 +94,11 @@ void rc_finding_init(struct rc_finding *f, enum rc_rule rule,
 void rc_finding_add(struct rc_finding *f, const struct rc_obj *o,
 		    const char *fmt, ...)
 {
+	unsigned max = f->max_objs ? f->max_objs : RC_MAX_OBJS;
 	struct rc_objref *r;
 	va_list ap;
 
-	if (f->nobjs == RC_MAX_OBJS) {
+	if (f->nobjs >= max || f->nobjs >= RC_MAX_OBJS) {
 		f->more_objs++;
 		return;
 	}
