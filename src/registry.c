@@ -94,41 +94,15 @@ static const uint16_t rec_size[RC_K_COUNT] = {
 	[RC_K_TD] = ROUND8(PART_UPTO(vb.use[0])),
 };
 
-/* The most bytes a record of this kind has. */
-static inline size_t kind_bytes(unsigned kind)
-{
-	size_t n = kind < RC_K_COUNT ? rec_size[kind] : 0;
-
-	return n ? n : sizeof(struct rc_obj);
-}
-
 /* The bytes to keep of o: its kind's, less an unused last use. */
 static inline size_t rec_need(const struct rc_obj *o)
 {
-	size_t n = kind_bytes(o->kind);
+	size_t n = o->kind < RC_K_COUNT ? rec_size[o->kind] : 0;
 
 	if ((o->kind == RC_K_PD || o->kind == RC_K_MR ||
 	     o->kind == RC_K_FLOW) && !o->u.vb.use[0].h)
 		return ROUND8(PART_UPTO(vb.use[0]));
-	return n;
-}
-
-/* The bytes the record o (in a slab) has: its chunk's size. */
-static inline size_t rec_bytes(const struct rc_obj *o);
-
-/*
- * Copy the record o out: its bytes, and 0 for every field it does not
- * keep.  Callers read a copy as a whole struct rc_obj: rc_v_gone and the
- * users' scan walk all three uses of any verbs object, so a PD's copy
- * must not carry the uses a QP left in the same stack slot.
- */
-static inline void copy_out(struct rc_obj *out, const struct rc_obj *o)
-{
-	size_t n = rec_bytes(o);
-
-	memcpy(out, o, n);
-	if (n < sizeof(*out))
-		memset((char *)out + n, 0, sizeof(*out) - n);
+	return n ? n : sizeof(struct rc_obj);
 }
 
 /*
@@ -213,9 +187,25 @@ static inline struct chunk *chunk_of(const struct rc_obj *o)
 	return (struct chunk *)((uintptr_t)o & ~(uintptr_t)(CHUNK - 1));
 }
 
+/* The bytes the record o (in a slab) has: its chunk's size. */
 static inline size_t rec_bytes(const struct rc_obj *o)
 {
 	return chunk_of(o)->size;
+}
+
+/*
+ * Copy the record o out: its bytes, and 0 for every field it does not
+ * keep.  Callers read a copy as a whole struct rc_obj: rc_v_gone and the
+ * users' scan walk all three uses of any verbs object, so a PD's copy
+ * must not carry the uses a QP left in the same stack slot.
+ */
+static inline void copy_out(struct rc_obj *out, const struct rc_obj *o)
+{
+	size_t n = rec_bytes(o);
+
+	memcpy(out, o, n);
+	if (n < sizeof(*out))
+		memset((char *)out + n, 0, sizeof(*out) - n);
 }
 
 static void room_link(struct slab *b, struct chunk *c)
@@ -304,6 +294,24 @@ static void rec_free(struct shard *s, struct rc_obj *o)
 	c->free = NULL;
 	c->bump = 0;
 	b->spare = c;
+}
+
+/* The record for need bytes at slot (NULL: none yet): its own when it
+ * has that size, else a new one (NULL without room). */
+static struct rc_obj *rec_for(struct shard *s, const struct slot *slot,
+			      size_t need)
+{
+	if (slot && slot->rec && rec_bytes(slot->rec) == need)
+		return slot->rec;
+	return rec_alloc(s, need);
+}
+
+/* slot now holds rec; the record it held, if another, goes back. */
+static void slot_hold(struct shard *s, struct slot *slot, struct rc_obj *rec)
+{
+	if (slot->rec && slot->rec != rec)
+		rec_free(s, slot->rec);
+	slot->rec = rec;
 }
 
 /*
@@ -855,22 +863,20 @@ static void bury(const struct rc_obj *old)
 		return;		/* forgotten: only the memory ran out */
 	}
 	slot = find_or_empty(s, key, m, &empty);
-	rec = slot && rec_bytes(slot->rec) == need ? slot->rec :
-	      rec_alloc(s, need);
+	rec = rec_for(s, slot, need);
 	if (!rec) {
 		pthread_mutex_unlock(&s->lock);
 		return;		/* the older burial, if any, stays */
 	}
 	if (slot) {
 		s->qvalid--;	/* the older burial's entry goes stale */
-		if (slot->rec != rec)
-			rec_free(s, slot->rec);
 	} else {
 		slot = empty;
 		slot->key = key;
+		slot->rec = NULL;
 		s->count++;
 	}
-	slot->rec = rec;
+	slot_hold(s, slot, rec);
 	memcpy(rec, old, need);
 	rec->handle = key;
 	q_push(s, key, old->gen);
@@ -901,12 +907,10 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 	if (!reserve(s))
 		goto fail;
 	slot = find_or_empty(s, o->handle, m, &empty);
-	rec = slot ? slot->rec : NULL;
-	if (!rec || rec_bytes(rec) != need) {
-		/* Room first: nothing changes when there is none. */
-		if (!(rec = rec_alloc(s, need)))
-			goto fail;
-	}
+	/* Room first: nothing changes when there is none. */
+	rec = rec_for(s, slot, need);
+	if (!rec)
+		goto fail;
 	o->gen = new_gen(s);
 	if (!slot) {
 		slot = empty;
@@ -931,9 +935,7 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 		if (tallied(slot->rec->kind))
 			tally_kill(slot->rec);	/* replaced while live */
 	}
-	if (slot->rec && slot->rec != rec)
-		rec_free(s, slot->rec);
-	slot->rec = rec;
+	slot_hold(s, slot, rec);
 	memcpy(rec, o, need);
 	if (tallied(o->kind))
 		tally_stamp(s, rec, m);
