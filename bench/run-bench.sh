@@ -170,15 +170,19 @@ frames='?'
 one="stack_depth=16:exitcode=0:log_path=/dev/null:symbolizer=builtin"
 go "$one:json=$work/one.json" \
 	"$top_builddir/bench/bench_scale" leak 1 1
+# leak_frames JSON: the frames of the leaked MR's stack in that report.
+leak_frames()
+{
+	"$JQ" '[.findings[] | select(.rule == "leak-mr") | .stack | length]
+		| max' "$1"
+}
 if command -v "$JQ" >/dev/null 2>&1; then
-	frames=$("$JQ" '[.findings[] | select(.rule == "leak-mr")
-		| .stack | length] | max' "$work/one.json")
+	frames=$(leak_frames "$work/one.json")
 	if [ "$fast" != - ]; then
 		go "$one:fast_unwind=1:json=$work/onefast.json" \
 			"$top_builddir/bench/bench_scale" leak 1 1
-		frames="$frames ($("$JQ" '[.findings[]
-			| select(.rule == "leak-mr") | .stack | length] | max' \
-			"$work/onefast.json") with fast_unwind=1)"
+		fframes=$(leak_frames "$work/onefast.json")
+		frames="$frames ($fframes with fast_unwind=1)"
 	fi
 fi
 

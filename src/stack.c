@@ -669,7 +669,6 @@ static __attribute__((noinline)) void memo_reset(unsigned g)
 static inline struct walk_memo *memo_get(void)
 {
 	unsigned g = atomic_load_explicit(&rc_cfi_gen, memory_order_acquire);
-
 	struct walk_memo *m = &memo;
 
 	if (RC_UNLIKELY(memo.gen != g + 1))
