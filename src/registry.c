@@ -17,7 +17,8 @@
  * in a per-shard, per-kind slab of mapped chunks, in just the bytes its
  * kind uses (rec_size); a chunk whose records are all gone goes back.
  * Counters other records charge live in cells beside the tables (one per
- * address, never moved or freed, found without a lock): see rc_tally_add.
+ * address, never moved or freed, found without a lock; a verbs object's
+ * made only with its first child or user): see rc_tally_add.
  */
 #include <pthread.h>
 #include <stdlib.h>
@@ -346,10 +347,19 @@ static inline unsigned slot_of(uint64_t m, unsigned cap)
 
 /*
  * How many counters each kind keeps in a cell: they follow the cell
- * pointer at the start of its part of the union (registry.h).
+ * pointer at the start of its part of the union (registry.h).  The verbs
+ * kinds' cells are lazy: made with the first count up, not at insert,
+ * since most PDs, MRs and AHs never have a child or user, and a cell is
+ * never freed.
  */
-static const uint8_t tally_n[RC_K_COUNT] = {
+#define TALLY_LAZY 0x80
+#define VB_TALLY(k) [RC_K_##k] = 2 | TALLY_LAZY
+static const uint8_t tally_info[RC_K_COUNT] = {
 	[RC_K_CHANNEL] = 3, [RC_K_ID] = 3, [RC_K_MCAST] = 1,
+	VB_TALLY(QP), VB_TALLY(SRQ), VB_TALLY(CONTEXT), VB_TALLY(PD),
+	VB_TALLY(MR), VB_TALLY(MW), VB_TALLY(COMP_CHANNEL), VB_TALLY(CQ),
+	VB_TALLY(AH), VB_TALLY(XRCD), VB_TALLY(WQ), VB_TALLY(RWQ_IND_TABLE),
+	VB_TALLY(FLOW), VB_TALLY(DM), VB_TALLY(COUNTERS), VB_TALLY(TD),
 };
 #define TALLY_AT(o) ((int *)((char *)&(o)->u + sizeof(void *)))
 _Static_assert(__builtin_offsetof(struct rc_obj, u.ch.nids) ==
@@ -358,21 +368,40 @@ _Static_assert(__builtin_offsetof(struct rc_obj, u.ch.nids) ==
 	       __builtin_offsetof(struct rc_obj, u) + sizeof(void *) &&
 	       __builtin_offsetof(struct rc_obj, u.mc.unacked) ==
 	       __builtin_offsetof(struct rc_obj, u) + sizeof(void *) &&
+	       __builtin_offsetof(struct rc_obj, u.vb.nchild) ==
+	       __builtin_offsetof(struct rc_obj, u) + sizeof(void *) &&
 	       __builtin_offsetof(struct rc_obj, u.ch.waiters) ==
 	       __builtin_offsetof(struct rc_obj, u.ch.nids) + 2 * sizeof(int) &&
 	       __builtin_offsetof(struct rc_obj, u.id.joins) ==
 	       __builtin_offsetof(struct rc_obj, u.id.unacked) +
-	       2 * sizeof(int), "counters follow the cell, in order");
+	       2 * sizeof(int) &&
+	       __builtin_offsetof(struct rc_obj, u.vb.nusers) ==
+	       __builtin_offsetof(struct rc_obj, u.vb.nchild) + sizeof(int) &&
+	       __builtin_offsetof(struct rc_obj, u.vb.cell) ==
+	       __builtin_offsetof(struct rc_obj, u.ch.cell),
+	       "counters follow the cell, in order");
+
+/* The counters of kind in a cell (0: none). */
+static inline unsigned tally_count(unsigned kind)
+{
+	return kind < RC_K_COUNT ? tally_info[kind] & ~TALLY_LAZY : 0;
+}
 
 static inline bool tallied(unsigned kind)
 {
-	return kind < RC_K_COUNT && tally_n[kind];
+	return kind < RC_K_COUNT && tally_info[kind];
+}
+
+/* A kind whose cell waits for its first count up. */
+static inline bool tally_lazy(unsigned kind)
+{
+	return kind < RC_K_COUNT && (tally_info[kind] & TALLY_LAZY);
 }
 
 /* Where a record of a counted kind keeps its cell (set when stamped). */
 static inline struct rc_tally_cell **cell_of(struct rc_obj *o)
 {
-	return &o->u.ch.cell;	/* the same place in id and mc */
+	return &o->u.ch.cell;	/* the same place in id, mc and vb */
 }
 
 static inline int *tally_field(struct rc_obj *o, unsigned t)
@@ -386,7 +415,7 @@ static int tally_at(unsigned kind, unsigned offset)
 	unsigned base = __builtin_offsetof(struct rc_obj, u) + sizeof(void *);
 
 	if (!tallied(kind) || offset < base ||
-	    offset >= base + tally_n[kind] * sizeof(int) ||
+	    offset >= base + tally_count(kind) * sizeof(int) ||
 	    (offset - base) % sizeof(int))
 		return -1;
 	return (int)((offset - base) / sizeof(int));
@@ -466,31 +495,34 @@ static bool cell_add(struct rc_tally_cell *c, uint32_t gen, unsigned t, int delt
 	return true;
 }
 
-/* The live record o (just put in s) counts in its cell from now on, from
- * the values it has; without a cell (no memory) it counts in itself. */
+/*
+ * The live record o (in s, under its lock, without a cell) counts in its
+ * cell from now on, from the values it has: just put in s, or (a verbs
+ * object) when its first child or user is counted.  The cell gets the
+ * values before o names it, so that nothing under the lock charges the
+ * record's own fields after; without a cell (no memory) it counts in
+ * itself.
+ */
 static void tally_stamp(struct shard *s, struct rc_obj *o, uint64_t m)
 {
 	uint64_t g = (uint64_t)o->gen << 32;
-	struct rc_tally_cell *c;
-	unsigned t;
+	unsigned t, n = tally_count(o->kind);
+	struct rc_tally_cell *c = cell_make(s, o->handle, m);
 
-	if (!tallied(o->kind))
-		return;
-	c = cell_make(s, o->handle, m);
-	*cell_of(o) = c;
 	if (!c)
 		return;
 	for (t = 0; t < RC_TALLIES; t++)
-		__atomic_store_n(&c->w[t], g | (t < tally_n[o->kind] ?
+		__atomic_store_n(&c->w[t], g | (t < n ?
 					(uint32_t)*tally_field(o, t) : 0),
 				 __ATOMIC_RELAXED);
 	__atomic_store_n(&c->stamp, g | o->kind, __ATOMIC_RELEASE);
+	*cell_of(o) = c;
 }
 
 /* The live record o stops counting: it keeps the last values. */
 static void tally_kill(struct rc_obj *o)
 {
-	unsigned t, n = o->kind < RC_K_COUNT ? tally_n[o->kind] : 0;
+	unsigned t, n = tally_count(o->kind);
 	uint32_t gen = o->gen;
 	struct rc_tally_cell *c;
 	int *f = TALLY_AT(o);
@@ -511,7 +543,7 @@ static void tally_kill(struct rc_obj *o)
 /* Give o (a copy of, or a live record) its counters' values. */
 static inline void tally_fill(struct rc_obj *o)
 {
-	unsigned t, n = o->kind < RC_K_COUNT ? tally_n[o->kind] : 0;
+	unsigned t, n = tally_count(o->kind);
 	struct rc_tally_cell *c;
 	int *f = TALLY_AT(o);
 	uint64_t v;
@@ -525,12 +557,18 @@ static inline void tally_fill(struct rc_obj *o)
 	}
 }
 
-/* Add delta to the int at offset of the live record o (locked). */
-static inline void add_at(struct rc_obj *o, unsigned offset, int delta)
+/*
+ * Add delta to the int at offset of the live record o (in s, locked); a
+ * count up of a verbs object's counter makes its cell if need be.
+ */
+static inline void add_at(struct shard *s, struct rc_obj *o, unsigned offset,
+			  int delta, uint64_t m)
 {
 	int t = tallied(o->kind) ? tally_at(o->kind, offset) : -1;
 	struct rc_tally_cell *c;
 
+	if (t >= 0 && !*cell_of(o) && delta > 0 && tally_lazy(o->kind))
+		tally_stamp(s, o, m);
 	if (t >= 0 && (c = *cell_of(o)) &&
 	    cell_add(c, o->gen, (unsigned)t, delta, NULL))
 		return;
@@ -571,6 +609,19 @@ unsigned long rc_reg_slots(void)
 	for (i = 0; i < NSHARDS; i++) {
 		pthread_mutex_lock(&shards[i].lock);
 		n += shards[i].t.cap + shards[i].old.cap;
+		pthread_mutex_unlock(&shards[i].lock);
+	}
+	return n;
+}
+
+unsigned long rc_reg_cells(void)
+{
+	unsigned long n = 0;
+	unsigned i;
+
+	for (i = 0; i < NSHARDS; i++) {
+		pthread_mutex_lock(&shards[i].lock);
+		n += shards[i].ncells;
 		pthread_mutex_unlock(&shards[i].lock);
 	}
 	return n;
@@ -937,8 +988,11 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 	}
 	slot_hold(s, slot, rec);
 	memcpy(rec, o, need);
-	if (tallied(o->kind))
-		tally_stamp(s, rec, m);
+	if (tallied(o->kind)) {
+		*cell_of(rec) = NULL;	/* o's may be a copy's */
+		if (!tally_lazy(o->kind))
+			tally_stamp(s, rec, m);
+	}
 	pthread_mutex_unlock(&s->lock);
 	if (buried)
 		bury(&old);
@@ -1008,7 +1062,7 @@ void rc_reg_add(struct rc_ref ref, unsigned offset, int delta)
 	pthread_mutex_lock(&s->lock);
 	o = find(s, ref.h, m);
 	if (o && (!ref.gen || o->gen == ref.gen) && !o->destroyed)
-		add_at(o, offset, delta);
+		add_at(s, o, offset, delta, m);
 	pthread_mutex_unlock(&s->lock);
 }
 
@@ -1025,8 +1079,8 @@ bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
 	pthread_mutex_lock(&s->lock);
 	o = find(s, h, m);
 	if (o && o->kind == kind && !o->destroyed) {
-		if (RC_UNLIKELY(tallied(kind))) {
-			add_at(o, offset, delta);
+		if (tallied(kind)) {
+			add_at(s, o, offset, delta, m);
 			copy_out(out, o);
 			tally_fill(out);
 		} else {
@@ -1191,17 +1245,25 @@ void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg)
 	free(copy);
 }
 
-/* Without a cell (no memory for one) the record counts in itself. */
+/*
+ * Under the lock: in the record's cell, which it may have got since the
+ * caller looked (a verbs object's first child), else (none yet, or no
+ * memory for one) in the record itself.
+ */
 static bool tally_add_locked(struct shard *s, struct rc_ref ref,
 			     unsigned t, int delta, int *now, uint64_t m)
 {
+	struct rc_tally_cell *c;
 	struct rc_obj *o;
 	bool ok;
 
 	pthread_mutex_lock(&s->lock);
 	o = find(s, ref.h, m);
-	ok = o && o->gen == ref.gen && !o->destroyed && t < tally_n[o->kind];
-	if (ok) {
+	ok = o && o->gen == ref.gen && !o->destroyed &&
+	     t < tally_count(o->kind);
+	if (ok && (c = *cell_of(o))) {
+		ok = cell_add(c, o->gen, t, delta, now);
+	} else if (ok) {
 		*tally_field(o, t) += delta;
 		if (now)
 			*now = *tally_field(o, t);
@@ -1215,12 +1277,21 @@ bool rc_tally_add(struct rc_ref ref, enum rc_tally t, int delta, int *now)
 	uint64_t m = mix(ref.h);
 	struct shard *s = shard_of(m);
 	struct rc_tally_cell *c;
+	uint64_t st;
 
 	if (!ref.h || !ref.gen)
 		return false;
 	c = cell_find(s, ref.h, m);
-	if (c)
-		return cell_add(c, ref.gen, t, delta, now);
+	if (c) {
+		if (cell_add(c, ref.gen, t, delta, now))
+			return true;
+		/* Another live record counts here: ref is stale.  Else the
+		 * address's record may be a verbs object without its cell
+		 * yet: the lock tells. */
+		st = __atomic_load_n(&c->stamp, __ATOMIC_ACQUIRE);
+		if (st && st >> 32 != ref.gen)
+			return false;
+	}
 	return tally_add_locked(s, ref, t, delta, now, m);
 }
 
@@ -1247,16 +1318,14 @@ bool rc_tally_find_add(uintptr_t h, unsigned kind, enum rc_tally t,
 	if (!h || !tallied(kind))
 		return false;
 	c = cell_find(s, h, m);
-	if (!c) {
-		if (!rc_reg_get_add(h, kind, (unsigned)((char *)tally_field(&o,
-				    t) - (char *)&o), delta, &o))
-			return false;
-		*ref = (struct rc_ref){ h, o.gen };
-		return true;
-	}
-	/* A live record of this kind at h has its counters here. */
+	if (!c)
+		goto locked;
+	/* A live record of this kind at h has its counters here (a verbs
+	 * object's may still be in the record: the lock tells). */
 	for (;;) {
 		st = __atomic_load_n(&c->stamp, __ATOMIC_ACQUIRE);
+		if (!st && tally_lazy(kind))
+			goto locked;
 		if (!st || (st & 0xff) != kind)
 			return false;
 		if (cell_add(c, (uint32_t)(st >> 32), t, delta, NULL)) {
@@ -1264,4 +1333,10 @@ bool rc_tally_find_add(uintptr_t h, unsigned kind, enum rc_tally t,
 			return true;
 		}
 	}
+locked:
+	if (!rc_reg_get_add(h, kind, (unsigned)((char *)tally_field(&o, t) -
+			    (char *)&o), delta, &o))
+		return false;
+	*ref = (struct rc_ref){ h, o.gen };
+	return true;
 }

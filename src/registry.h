@@ -115,8 +115,16 @@ struct rc_obj {
 			struct rc_ref id;	/* the joining id */
 			struct rc_mc_key *key;	/* our copy of the address */
 		} mc;
-		/* libibverbs objects (QPs and SRQs made through rdmacm too). */
+		/*
+		 * libibverbs objects (QPs and SRQs made through rdmacm too):
+		 * counted like the kinds above, but their cell is made only
+		 * when the first child or user is counted (most never have
+		 * one); NULL until then.
+		 */
 		struct {
+			struct rc_tally_cell *cell; /* registry.c's, or NULL */
+			int nchild;		/* live objects made on it */
+			int nusers;		/* live objects using it */
 			struct rc_ref id;	/* QP, SRQ: owning cm id */
 			uint32_t ident;		/* QP: its number; CQ, SRQ:
 						 * the kernel's handle; ...:
@@ -126,8 +134,6 @@ struct rc_obj {
 			struct rc_ref parent;	/* made on: context (PD, CQ,
 						 * channel, XRCD, ...), PD
 						 * (MR, MW, AH, QP, SRQ) */
-			int nchild;		/* live objects made on it */
-			int nusers;		/* live objects using it */
 			/*
 			 * From here on, only the kinds that have them keep
 			 * them (see rec_size in registry.c; copies out read
@@ -182,7 +188,8 @@ bool rc_reg_update(uintptr_t h, uint32_t gen,
 
 /*
  * Find the live record of this kind at h, add delta to the int field at
- * offset and copy the record out, under one lock.  False when there is no
+ * offset and copy the record out, under one lock (a verbs object's first
+ * child or user makes its counter cell here).  False when there is no
  * such record (*out then says nothing).
  */
 bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
@@ -208,12 +215,15 @@ void rc_reg_add(struct rc_ref ref, unsigned offset, int delta);
 /*
  * The counters other records charge -- a channel's ids, unacked events and
  * waiters; an id's unacked and library-held events and multicast joins; a
- * multicast join's unacked events -- are kept, while the record is live,
- * in a cell of their own that never moves and is never freed (one per
- * address such a record ever had), so a charge is one atomic operation
- * and takes no lock.  Each counter word carries the generation it counts
- * for: a stale reference changes nothing.  Every copy of a record out of
- * the registry carries the counters' values; a destroyed record keeps the
+ * multicast join's unacked events; a verbs object's children and users --
+ * are kept, while the record is live, in a cell of their own that never
+ * moves and is never freed (one per address such a record ever had), so a
+ * charge is one atomic operation and takes no lock.  A verbs object gets
+ * its cell only when a count up (rc_reg_get_add) first charges it; until
+ * then, and without memory for a cell, the record counts in itself under
+ * its lock.  Each counter word carries the generation it counts for: a
+ * stale reference changes nothing.  Every copy of a record out of the
+ * registry carries the counters' values; a destroyed record keeps the
  * last ones.  Indices into the cell, by kind:
  */
 enum rc_tally {
@@ -224,6 +234,8 @@ enum rc_tally {
 	RC_T_ID_LIB_HELD = 1,	/* u.id.lib_held */
 	RC_T_ID_JOINS = 2,	/* u.id.joins */
 	RC_T_MC_UNACKED = 0,	/* u.mc.unacked */
+	RC_T_VB_NCHILD = 0,	/* u.vb.nchild */
+	RC_T_VB_NUSERS = 1,	/* u.vb.nusers */
 };
 #define RC_TALLIES 3
 
@@ -294,6 +306,9 @@ unsigned long rc_reg_live(void);
 
 /* Table slots allocated, live and destroyed records' (for tests). */
 unsigned long rc_reg_slots(void);
+
+/* Counter cells made, ever (they are never freed; for tests). */
+unsigned long rc_reg_cells(void);
 
 void rc_reg_atfork_child(void);
 

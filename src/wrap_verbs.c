@@ -9,8 +9,9 @@
  * SRQs in wrap_qp.c.
  *
  * Counts make the checks O(1): per object its live children (nchild) and
- * the live objects that use it (nusers); the registry is scanned only to
- * name them in a finding.  A record is destroyed only after the real
+ * the live objects that use it (nusers), counted up under the object's
+ * lock with the lookup that checks it, down without a lock (registry.h's
+ * counter cells); the registry is scanned only to name them in a finding.  A record is destroyed only after the real
  * destroy succeeded: libibverbs refuses to free an object still in use
  * (EBUSY), which then stays alive.
  */
@@ -157,21 +158,28 @@ unknown:
 	return true;
 }
 
+#define NCHILD offsetof(struct rc_obj, u.vb.nchild)
+#define NUSERS offsetof(struct rc_obj, u.vb.nusers)
+
+/*
+ * Count one more child (t: RC_T_VB_NCHILD) or user (RC_T_VB_NUSERS) of
+ * the live object of kind at h, under its lock: the first makes its
+ * counter cell, so that each count given back later is one atomic
+ * operation without a lock (rc_tally_add).
+ */
 static struct rc_ref link_to(const void *h, enum rc_kind kind,
-			     unsigned offset)
+			     enum rc_tally t)
 {
 	struct rc_obj p;
 
-	if (h && rc_reg_get_add((uintptr_t)h, kind, offset, 1, &p)) {
+	if (h && rc_reg_get_add((uintptr_t)h, kind,
+				t == RC_T_VB_NCHILD ? NCHILD : NUSERS, 1, &p)) {
 		if (p.pid == rc_pid())
 			return rc_ref_of(&p);
-		rc_reg_add(rc_ref_of(&p), offset, -1);	/* our parent's */
+		rc_tally_add(rc_ref_of(&p), t, -1, NULL);	/* our parent's */
 	}
 	return (struct rc_ref){ 0, 0 };
 }
-
-#define NCHILD offsetof(struct rc_obj, u.vb.nchild)
-#define NUSERS offsetof(struct rc_obj, u.vb.nusers)
 
 bool rc_v_require_parent(struct rc_call *c, enum rc_kind kind, const void *h,
 			 struct rc_obj *o)
@@ -181,14 +189,14 @@ bool rc_v_require_parent(struct rc_call *c, enum rc_kind kind, const void *h,
 			c->pre_link = rc_ref_of(o);
 			return true;
 		}
-		rc_reg_add(rc_ref_of(o), NCHILD, -1);	/* our parent's */
+		rc_tally_add(rc_ref_of(o), RC_T_VB_NCHILD, -1, NULL);
 	}
 	return rc_v_require(c, kind, h, RC_USE, o);
 }
 
 void rc_v_unlink_pre(struct rc_call *c)
 {
-	rc_reg_add(c->pre_link, NCHILD, -1);
+	rc_tally_add(c->pre_link, RC_T_VB_NCHILD, -1, NULL);
 	c->pre_link = (struct rc_ref){ 0, 0 };
 }
 
@@ -225,21 +233,22 @@ void rc_v_track(struct rc_call *c, enum rc_kind kind, const void *h,
 		o->u.vb.parent = c->pre_link;	/* counted by the check */
 		c->pre_link = (struct rc_ref){ 0, 0 };
 	} else if (l) {
-		o->u.vb.parent = link_to(l->parent, l->pkind, NCHILD);
+		o->u.vb.parent = link_to(l->parent, l->pkind,
+					 RC_T_VB_NCHILD);
 	}
 	if (l) {
 		for (i = 0; i < RC_ARRAY_SIZE(l->use); i++)
 			o->u.vb.use[i] = link_to(l->use[i], l->ukind[i],
-						 NUSERS);
+						 RC_T_VB_NUSERS);
 	}
 	if (rc_reg_insert(o)) {
 		if (kind == RC_K_CQ)
 			rc_cq_count_add(o->handle, o->gen);
 		return;
 	}
-	rc_reg_add(o->u.vb.parent, NCHILD, -1);
+	rc_tally_add(o->u.vb.parent, RC_T_VB_NCHILD, -1, NULL);
 	for (i = 0; i < RC_ARRAY_SIZE(o->u.vb.use); i++)
-		rc_reg_add(o->u.vb.use[i], NUSERS, -1);
+		rc_tally_add(o->u.vb.use[i], RC_T_VB_NUSERS, -1, NULL);
 }
 
 void rc_v_gone(struct rc_call *c, const struct rc_obj *o)
@@ -259,9 +268,9 @@ void rc_v_gone(struct rc_call *c, const struct rc_obj *o)
 	if (!rc_reg_destroy(o->handle, o->gen, c->tid, rc_call_stack(c)) &&
 	    rc_reg_get(o->handle, &now) && now.gen == o->gen)
 		return;
-	rc_reg_add(o->u.vb.parent, NCHILD, -1);
+	rc_tally_add(o->u.vb.parent, RC_T_VB_NCHILD, -1, NULL);
 	for (i = 0; i < RC_ARRAY_SIZE(o->u.vb.use); i++)
-		rc_reg_add(o->u.vb.use[i], NUSERS, -1);
+		rc_tally_add(o->u.vb.use[i], RC_T_VB_NUSERS, -1, NULL);
 }
 
 void rc_v_lib_object(struct rc_call *c, enum rc_kind kind, const void *h,
@@ -777,11 +786,11 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	/* On another PD now, even when only the fork bookkeeping failed. */
 	if ((ret == 0 || ret == IBV_REREG_MR_ERR_DO_FORK_OLD) && o.handle &&
 	    (flags & IBV_REREG_MR_CHANGE_PD)) {
-		a.pd = link_to(pd, RC_K_PD, NCHILD);
+		a.pd = link_to(pd, RC_K_PD, RC_T_VB_NCHILD);
 		if (rc_reg_update(o.handle, o.gen, move_fn, &a))
-			rc_reg_add(o.u.vb.parent, NCHILD, -1);
+			rc_tally_add(o.u.vb.parent, RC_T_VB_NCHILD, -1, NULL);
 		else
-			rc_reg_add(a.pd, NCHILD, -1);
+			rc_tally_add(a.pd, RC_T_VB_NCHILD, -1, NULL);
 	}
 	return ret;
 }
