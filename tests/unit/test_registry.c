@@ -572,6 +572,169 @@ START_TEST(tally_cells)
 }
 END_TEST
 
+/*
+ * A verbs object's child and user counts: in a cell made with its first
+ * count up (none before: cells are never freed, and most PDs, MRs and AHs
+ * never have a child), from the values the record had; given back without
+ * a lock from then on, checked against the generation.
+ */
+struct vb_charge {
+	struct rc_ref ref;
+	bool ok;
+	int now;
+};
+
+/* Under the PD's shard lock: a charge that took the lock would hang. */
+static void vb_charge_locked(struct rc_obj *o, void *arg)
+{
+	struct vb_charge *a = arg;
+
+	a->ok = rc_tally_add(a->ref, RC_T_VB_NCHILD, -1, &a->now);
+}
+
+START_TEST(verbs_counts_lazy_cells)
+{
+	static const enum rc_kind kinds[] = { RC_K_PD, RC_K_MR, RC_K_AH,
+					      RC_K_CQ, RC_K_QP };
+	struct rc_obj pd = mk(handle(42, 0), RC_K_PD), o, got;
+	unsigned long cells = rc_reg_cells();
+	struct vb_charge a;
+	struct rc_ref ref, found;
+	unsigned i;
+	int now = 0;
+
+	/* No child, no user: no cell, live or destroyed. */
+	for (i = 0; i < RC_ARRAY_SIZE(kinds); i++) {
+		o = mk(handle(42, 1 + i), kinds[i]);
+		ck_assert_uint_ne(rc_reg_insert(&o), 0);
+		ck_assert(rc_reg_get(o.handle, &got));
+		ck_assert_ptr_null(got.u.vb.cell);
+		ck_assert(rc_reg_destroy(o.handle, o.gen, 1, 1));
+	}
+	ck_assert_uint_eq(rc_reg_cells(), cells);
+	/* Counted in the record until then (under the lock). */
+	ck_assert_uint_ne(rc_reg_insert(&pd), 0);
+	ref = rc_ref_of(&pd);
+	ck_assert(rc_tally_add(ref, RC_T_VB_NUSERS, 2, &now));
+	ck_assert_int_eq(now, 2);
+	ck_assert_uint_eq(rc_reg_cells(), cells);
+	/* The first child makes the cell, which keeps the users counted. */
+	ck_assert(RC_REG_GET_ADD(pd.handle, RC_K_PD, u.vb.nchild, 1, &got));
+	ck_assert_int_eq(got.u.vb.nchild, 1);
+	ck_assert_int_eq(got.u.vb.nusers, 2);
+	ck_assert_ptr_nonnull(got.u.vb.cell);
+	ck_assert_uint_eq(rc_reg_cells(), cells + 1);
+	ck_assert(RC_REG_GET_ADD(pd.handle, RC_K_PD, u.vb.nchild, 1, &got));
+	ck_assert_int_eq(got.u.vb.nchild, 2);
+	ck_assert_uint_eq(rc_reg_cells(), cells + 1);
+	/* Given back without the lock: also from under it. */
+	a = (struct vb_charge){ ref, false, -1 };
+	ck_assert(rc_reg_update(pd.handle, pd.gen, vb_charge_locked, &a));
+	ck_assert(a.ok);
+	ck_assert_int_eq(a.now, 1);
+	ck_assert(rc_tally_add(ref, RC_T_VB_NCHILD, -1, &now));
+	ck_assert_int_eq(now, 0);
+	ck_assert(rc_tally_add(ref, RC_T_VB_NUSERS, -2, &now));
+	ck_assert_int_eq(now, 0);
+	ck_assert(rc_reg_get(pd.handle, &got));
+	ck_assert_int_eq(got.u.vb.nchild, 0);
+	ck_assert_int_eq(got.u.vb.nusers, 0);
+	/* A stale generation changes nothing. */
+	ck_assert(!rc_tally_add((struct rc_ref){ pd.handle, pd.gen + 1 },
+				RC_T_VB_NCHILD, 1, NULL));
+	ck_assert(rc_reg_get(pd.handle, &got));
+	ck_assert_int_eq(got.u.vb.nchild, 0);
+	/* Destroyed: keeps the last values, charges fail. */
+	ck_assert(rc_tally_add(ref, RC_T_VB_NCHILD, 3, NULL));
+	ck_assert(rc_reg_destroy(pd.handle, pd.gen, 1, 1));
+	ck_assert(!rc_tally_add(ref, RC_T_VB_NCHILD, -1, NULL));
+	ck_assert(rc_reg_get(pd.handle, &got) && got.destroyed);
+	ck_assert_int_eq(got.u.vb.nchild, 3);
+	/*
+	 * A new PD at the address: no cell of its own yet, but the old one
+	 * is there; a charge to the new record still counts (in the record,
+	 * also one found by address), the old reference's does not, and its
+	 * first child takes the old cell over, with the count the record
+	 * had.
+	 */
+	pd = mk(handle(42, 0), RC_K_PD);
+	ck_assert_uint_ne(rc_reg_insert(&pd), 0);
+	ck_assert(rc_reg_get(pd.handle, &got));
+	ck_assert_ptr_null(got.u.vb.cell);
+	ck_assert_int_eq(got.u.vb.nchild, 0);
+	ck_assert(!rc_tally_add(ref, RC_T_VB_NCHILD, 1, NULL));
+	ck_assert(rc_tally_add(rc_ref_of(&pd), RC_T_VB_NUSERS, 2, &now));
+	ck_assert_int_eq(now, 2);
+	ck_assert(rc_tally_find_add(pd.handle, RC_K_PD, RC_T_VB_NUSERS, -1,
+				    &found));
+	ck_assert_uint_eq(found.gen, pd.gen);
+	ck_assert(rc_reg_get(pd.handle, &got));
+	ck_assert_ptr_null(got.u.vb.cell);
+	ck_assert_int_eq(got.u.vb.nusers, 1);
+	ck_assert(RC_REG_GET_ADD(pd.handle, RC_K_PD, u.vb.nchild, 1, &got));
+	ck_assert_int_eq(got.u.vb.nchild, 1);
+	ck_assert_int_eq(got.u.vb.nusers, 1);
+	ck_assert_uint_eq(rc_reg_cells(), cells + 1);
+	ck_assert(!rc_tally_add(ref, RC_T_VB_NCHILD, -1, NULL));
+	ck_assert(rc_tally_add(rc_ref_of(&pd), RC_T_VB_NCHILD, -1, &now));
+	ck_assert_int_eq(now, 0);
+	/* Found by address, as an id's counters are. */
+	ck_assert(rc_tally_find_add(pd.handle, RC_K_PD, RC_T_VB_NUSERS, -1,
+				    &found));
+	ck_assert_uint_eq(found.gen, pd.gen);
+	ck_assert(!rc_tally_find_add(pd.handle, RC_K_CQ, RC_T_VB_NUSERS, 1,
+				     &found));
+	ck_assert(rc_reg_get(pd.handle, &got));
+	ck_assert_int_eq(got.u.vb.nusers, 0);
+}
+END_TEST
+
+/*
+ * Children come and go on shared parents from four threads, the parents'
+ * cells made while others charge them: every count ends at 0.
+ */
+#define VB_PARENTS 64
+static struct rc_ref vb_parent[VB_PARENTS];
+
+static void *vb_children(void *arg)
+{
+	struct rc_obj got;
+	unsigned i, k;
+
+	for (i = 0; i < 2000; i++) {
+		k = (i * 7 + (unsigned)(uintptr_t)arg) % VB_PARENTS;
+		ck_assert(RC_REG_GET_ADD(vb_parent[k].h, RC_K_PD,
+					 u.vb.nchild, 1, &got));
+		ck_assert_int_ge(got.u.vb.nchild, 1);
+		ck_assert(rc_tally_add(vb_parent[k], RC_T_VB_NCHILD, -1,
+				       NULL));
+	}
+	return NULL;
+}
+
+START_TEST(verbs_counts_threads)
+{
+	struct rc_obj pd, got;
+	pthread_t t[4];
+	uintptr_t i;
+
+	for (i = 0; i < VB_PARENTS; i++) {
+		pd = mk(handle(43, (unsigned)i), RC_K_PD);
+		ck_assert_uint_ne(rc_reg_insert(&pd), 0);
+		vb_parent[i] = rc_ref_of(&pd);
+	}
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, vb_children,
+						(void *)i), 0);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < VB_PARENTS; i++) {
+		ck_assert(rc_reg_get(vb_parent[i].h, &got));
+		ck_assert_int_eq(got.u.vb.nchild, 0);
+	}
+}
+END_TEST
+
 /* ---- cqcount.c: completion events per CQ, without a lock ------------ */
 
 START_TEST(cq_counts_grow_and_reuse)
@@ -709,6 +872,8 @@ int main(void)
 	tcase_add_test(tc, ledger_refuses_certain_hang);
 	tcase_add_test(tc, ledger_acked_index);
 	tcase_add_test(tc, tally_cells);
+	tcase_add_test(tc, verbs_counts_lazy_cells);
+	tcase_add_test(tc, verbs_counts_threads);
 	tcase_add_test(tc, cq_counts_grow_and_reuse);
 	tcase_add_test(tc, cq_counts_threads);
 	tcase_add_test(tc, own_threads_start_blocked);
