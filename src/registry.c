@@ -410,13 +410,12 @@ static inline int *tally_field(struct rc_obj *o, unsigned t)
 }
 
 /* The counter of this kind at offset, or -1. */
-static int tally_at(unsigned kind, unsigned offset)
+static inline int tally_at(unsigned kind, unsigned offset)
 {
 	unsigned base = __builtin_offsetof(struct rc_obj, u) + sizeof(void *);
 
-	if (!tallied(kind) || offset < base ||
-	    offset >= base + tally_count(kind) * sizeof(int) ||
-	    (offset - base) % sizeof(int))
+	if (offset < base || (offset - base) % sizeof(int) ||
+	    (offset - base) / sizeof(int) >= tally_count(kind))
 		return -1;
 	return (int)((offset - base) / sizeof(int));
 }
@@ -544,15 +543,17 @@ static void tally_kill(struct rc_obj *o)
 static inline void tally_fill(struct rc_obj *o)
 {
 	unsigned t, n = tally_count(o->kind);
+	uint32_t gen = o->gen;
 	struct rc_tally_cell *c;
 	int *f = TALLY_AT(o);
 	uint64_t v;
 
+	/* gen in a local: the stores to f could alias it. */
 	if (!n || o->destroyed || !(c = o->u.ch.cell))
 		return;
 	for (t = 0; t < n; t++) {
 		v = __atomic_load_n(&c->w[t], __ATOMIC_RELAXED);
-		if (v >> 32 == o->gen)
+		if (v >> 32 == gen)
 			f[t] = (int)(uint32_t)v;
 	}
 }
@@ -564,7 +565,7 @@ static inline void tally_fill(struct rc_obj *o)
 static inline void add_at(struct shard *s, struct rc_obj *o, unsigned offset,
 			  int delta, uint64_t m)
 {
-	int t = tallied(o->kind) ? tally_at(o->kind, offset) : -1;
+	int t = tally_at(o->kind, offset);
 	struct rc_tally_cell *c;
 
 	if (t >= 0 && !*cell_of(o) && delta > 0 && tally_lazy(o->kind))
@@ -1248,9 +1249,10 @@ void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg)
 /*
  * Under the lock: in the record's cell, which it may have got since the
  * caller looked (a verbs object's first child), else (none yet, or no
- * memory for one) in the record itself.
+ * memory for one) in the record itself.  Out of line: the lock-free path
+ * then saves no registers.
  */
-static bool tally_add_locked(struct shard *s, struct rc_ref ref,
+static __attribute__((noinline)) bool tally_add_locked(struct shard *s, struct rc_ref ref,
 			     unsigned t, int delta, int *now, uint64_t m)
 {
 	struct rc_tally_cell *c;

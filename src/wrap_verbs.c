@@ -161,6 +161,14 @@ unknown:
 #define NCHILD offsetof(struct rc_obj, u.vb.nchild)
 #define NUSERS offsetof(struct rc_obj, u.vb.nusers)
 
+/* Give back a count (one atomic, no lock); most objects leave most of
+ * their uses unlinked: no call for those. */
+static inline void unlink_ref(struct rc_ref ref, enum rc_tally t)
+{
+	if (ref.h)
+		rc_tally_add(ref, t, -1, NULL);
+}
+
 /*
  * Count one more child (t: RC_T_VB_NCHILD) or user (RC_T_VB_NUSERS) of
  * the live object of kind at h, under its lock: the first makes its
@@ -176,7 +184,7 @@ static struct rc_ref link_to(const void *h, enum rc_kind kind,
 				t == RC_T_VB_NCHILD ? NCHILD : NUSERS, 1, &p)) {
 		if (p.pid == rc_pid())
 			return rc_ref_of(&p);
-		rc_tally_add(rc_ref_of(&p), t, -1, NULL);	/* our parent's */
+		unlink_ref(rc_ref_of(&p), t);	/* our parent's */
 	}
 	return (struct rc_ref){ 0, 0 };
 }
@@ -189,14 +197,14 @@ bool rc_v_require_parent(struct rc_call *c, enum rc_kind kind, const void *h,
 			c->pre_link = rc_ref_of(o);
 			return true;
 		}
-		rc_tally_add(rc_ref_of(o), RC_T_VB_NCHILD, -1, NULL);
+		unlink_ref(rc_ref_of(o), RC_T_VB_NCHILD);
 	}
 	return rc_v_require(c, kind, h, RC_USE, o);
 }
 
 void rc_v_unlink_pre(struct rc_call *c)
 {
-	rc_tally_add(c->pre_link, RC_T_VB_NCHILD, -1, NULL);
+	unlink_ref(c->pre_link, RC_T_VB_NCHILD);
 	c->pre_link = (struct rc_ref){ 0, 0 };
 }
 
@@ -246,9 +254,9 @@ void rc_v_track(struct rc_call *c, enum rc_kind kind, const void *h,
 			rc_cq_count_add(o->handle, o->gen);
 		return;
 	}
-	rc_tally_add(o->u.vb.parent, RC_T_VB_NCHILD, -1, NULL);
+	unlink_ref(o->u.vb.parent, RC_T_VB_NCHILD);
 	for (i = 0; i < RC_ARRAY_SIZE(o->u.vb.use); i++)
-		rc_tally_add(o->u.vb.use[i], RC_T_VB_NUSERS, -1, NULL);
+		unlink_ref(o->u.vb.use[i], RC_T_VB_NUSERS);
 }
 
 void rc_v_gone(struct rc_call *c, const struct rc_obj *o)
@@ -268,9 +276,9 @@ void rc_v_gone(struct rc_call *c, const struct rc_obj *o)
 	if (!rc_reg_destroy(o->handle, o->gen, c->tid, rc_call_stack(c)) &&
 	    rc_reg_get(o->handle, &now) && now.gen == o->gen)
 		return;
-	rc_tally_add(o->u.vb.parent, RC_T_VB_NCHILD, -1, NULL);
+	unlink_ref(o->u.vb.parent, RC_T_VB_NCHILD);
 	for (i = 0; i < RC_ARRAY_SIZE(o->u.vb.use); i++)
-		rc_tally_add(o->u.vb.use[i], RC_T_VB_NUSERS, -1, NULL);
+		unlink_ref(o->u.vb.use[i], RC_T_VB_NUSERS);
 }
 
 void rc_v_lib_object(struct rc_call *c, enum rc_kind kind, const void *h,
@@ -788,9 +796,9 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	    (flags & IBV_REREG_MR_CHANGE_PD)) {
 		a.pd = link_to(pd, RC_K_PD, RC_T_VB_NCHILD);
 		if (rc_reg_update(o.handle, o.gen, move_fn, &a))
-			rc_tally_add(o.u.vb.parent, RC_T_VB_NCHILD, -1, NULL);
+			unlink_ref(o.u.vb.parent, RC_T_VB_NCHILD);
 		else
-			rc_tally_add(a.pd, RC_T_VB_NCHILD, -1, NULL);
+			unlink_ref(a.pd, RC_T_VB_NCHILD);
 	}
 	return ret;
 }
