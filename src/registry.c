@@ -1252,8 +1252,9 @@ void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg)
  * memory for one) in the record itself.  Out of line: the lock-free path
  * then saves no registers.
  */
-static __attribute__((noinline)) bool tally_add_locked(struct shard *s, struct rc_ref ref,
-			     unsigned t, int delta, int *now, uint64_t m)
+static __attribute__((noinline)) bool
+tally_add_locked(struct shard *s, struct rc_ref ref, unsigned t, int delta,
+		 int *now, uint64_t m)
 {
 	struct rc_tally_cell *c;
 	struct rc_obj *o;

@@ -11,9 +11,10 @@
  * Counts make the checks O(1): per object its live children (nchild) and
  * the live objects that use it (nusers), counted up under the object's
  * lock with the lookup that checks it, down without a lock (registry.h's
- * counter cells); the registry is scanned only to name them in a finding.  A record is destroyed only after the real
- * destroy succeeded: libibverbs refuses to free an object still in use
- * (EBUSY), which then stays alive.
+ * counter cells); the registry is scanned only to name them in a
+ * finding.  A record is destroyed only after the real destroy succeeded:
+ * libibverbs refuses to free an object still in use (EBUSY), which then
+ * stays alive.
  */
 #include <errno.h>
 #include <stddef.h>
