@@ -238,10 +238,16 @@ int lo_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc)
 		/*
 		 * Still empty: whoever produces our completion (the peer
 		 * process, our progress thread) needs a CPU that busy
-		 * pollers would otherwise hog for a whole time slice.
+		 * pollers would otherwise hog for a whole time slice.  Then
+		 * look again: "empty" must still hold when we return, as a
+		 * hardware CQ's does, or whatever the peer did meanwhile on
+		 * the strength of that completion (a disconnect behind the
+		 * last data, in rstream -T a) overtakes it.
 		 */
-		if (!i)
+		if (!i) {
 			sched_yield();
+			i = lo_cq_take(q, n, wc);
+		}
 	}
 	return i;
 }
