@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/mman.h>
 
+#include "lock.h"
 #include "rdmacheck.h"
 #include "registry.h"
 
@@ -159,7 +160,7 @@ struct cells {
 };
 
 struct shard {
-	pthread_mutex_t lock;
+	struct rc_lock lock;
 	struct tab t, old;
 	unsigned mcur;
 	unsigned count;		/* records in t and old */
@@ -582,7 +583,7 @@ void rc_reg_init(void)
 	unsigned i;
 
 	for (i = 0; i < NSHARDS; i++)
-		pthread_mutex_init(&shards[i].lock, NULL);
+		rc_lock_reset(&shards[i].lock);
 }
 
 void rc_reg_atfork_child(void)
@@ -608,9 +609,9 @@ unsigned long rc_reg_slots(void)
 	unsigned i;
 
 	for (i = 0; i < NSHARDS; i++) {
-		pthread_mutex_lock(&shards[i].lock);
+		rc_lock(&shards[i].lock);
 		n += shards[i].t.cap + shards[i].old.cap;
-		pthread_mutex_unlock(&shards[i].lock);
+		rc_unlock(&shards[i].lock);
 	}
 	return n;
 }
@@ -621,9 +622,9 @@ unsigned long rc_reg_cells(void)
 	unsigned i;
 
 	for (i = 0; i < NSHARDS; i++) {
-		pthread_mutex_lock(&shards[i].lock);
+		rc_lock(&shards[i].lock);
 		n += shards[i].ncells;
-		pthread_mutex_unlock(&shards[i].lock);
+		rc_unlock(&shards[i].lock);
 	}
 	return n;
 }
@@ -909,15 +910,15 @@ static void bury(const struct rc_obj *old)
 	struct rc_obj *rec;
 	size_t need = rec_need(old);
 
-	pthread_mutex_lock(&s->lock);
+	rc_lock(&s->lock);
 	if (!reserve(s)) {
-		pthread_mutex_unlock(&s->lock);
+		rc_unlock(&s->lock);
 		return;		/* forgotten: only the memory ran out */
 	}
 	slot = find_or_empty(s, key, m, &empty);
 	rec = rec_for(s, slot, need);
 	if (!rec) {
-		pthread_mutex_unlock(&s->lock);
+		rc_unlock(&s->lock);
 		return;		/* the older burial, if any, stays */
 	}
 	if (slot) {
@@ -932,7 +933,7 @@ static void bury(const struct rc_obj *old)
 	memcpy(rec, old, need);
 	rec->handle = key;
 	q_push(s, key, old->gen);
-	pthread_mutex_unlock(&s->lock);
+	rc_unlock(&s->lock);
 }
 
 /* Generations count per shard, with the shard in the low bits: unique
@@ -955,7 +956,7 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 	size_t need = rec_need(o);
 	bool buried = false;
 
-	pthread_mutex_lock(&s->lock);
+	rc_lock(&s->lock);
 	if (!reserve(s))
 		goto fail;
 	slot = find_or_empty(s, o->handle, m, &empty);
@@ -994,12 +995,12 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 		if (!tally_lazy(o->kind))
 			tally_stamp(s, rec, m);
 	}
-	pthread_mutex_unlock(&s->lock);
+	rc_unlock(&s->lock);
 	if (buried)
 		bury(&old);
 	return o->gen;
 fail:
-	pthread_mutex_unlock(&s->lock);
+	rc_unlock(&s->lock);
 	__atomic_store_n(&degraded, true, __ATOMIC_RELAXED);
 	o->gen = 0;
 	return 0;
@@ -1013,13 +1014,13 @@ bool rc_reg_get(uintptr_t h, struct rc_obj *out)
 
 	if (!h)
 		return false;
-	pthread_mutex_lock(&s->lock);
+	rc_lock(&s->lock);
 	o = find(s, h, m);
 	if (o) {
 		copy_out(out, o);
 		tally_fill(out);
 	}
-	pthread_mutex_unlock(&s->lock);
+	rc_unlock(&s->lock);
 	return o != NULL;
 }
 
@@ -1042,13 +1043,13 @@ bool rc_reg_update(uintptr_t h, uint32_t gen,
 
 	if (!h)
 		return false;
-	pthread_mutex_lock(&s->lock);
+	rc_lock(&s->lock);
 	o = find(s, h, m);
 	if (o && gen && o->gen != gen)
 		o = NULL;
 	if (o)
 		fn(o, arg);
-	pthread_mutex_unlock(&s->lock);
+	rc_unlock(&s->lock);
 	return o != NULL;
 }
 
@@ -1060,11 +1061,11 @@ void rc_reg_add(struct rc_ref ref, unsigned offset, int delta)
 
 	if (!ref.h)
 		return;
-	pthread_mutex_lock(&s->lock);
+	rc_lock(&s->lock);
 	o = find(s, ref.h, m);
 	if (o && (!ref.gen || o->gen == ref.gen) && !o->destroyed)
 		add_at(s, o, offset, delta, m);
-	pthread_mutex_unlock(&s->lock);
+	rc_unlock(&s->lock);
 }
 
 bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
@@ -1077,7 +1078,7 @@ bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
 
 	if (!h)
 		return false;
-	pthread_mutex_lock(&s->lock);
+	rc_lock(&s->lock);
 	o = find(s, h, m);
 	if (o && o->kind == kind && !o->destroyed) {
 		if (tallied(kind)) {
@@ -1091,7 +1092,7 @@ bool rc_reg_get_add(uintptr_t h, unsigned kind, unsigned offset, int delta,
 		}
 		found = true;
 	}
-	pthread_mutex_unlock(&s->lock);
+	rc_unlock(&s->lock);
 	return found;
 }
 
@@ -1106,7 +1107,7 @@ bool rc_reg_get_update(uintptr_t h, unsigned kind,
 
 	if (!h)
 		return false;
-	pthread_mutex_lock(&s->lock);
+	rc_lock(&s->lock);
 	o = find(s, h, m);
 	if (o && o->kind == kind && !o->destroyed) {
 		fn(o, arg);
@@ -1116,7 +1117,7 @@ bool rc_reg_get_update(uintptr_t h, unsigned kind,
 		}
 		found = true;
 	}
-	pthread_mutex_unlock(&s->lock);
+	rc_unlock(&s->lock);
 	return found;
 }
 
@@ -1143,13 +1144,13 @@ bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st)
 
 	if (!h)
 		return false;
-	pthread_mutex_lock(&s->lock);
+	rc_lock(&s->lock);
 	o = find(s, h, m);
 	if (o && (!gen || o->gen == gen) && !o->destroyed) {
 		mark_destroyed(s, o, tid, st);
 		done = true;
 	}
-	pthread_mutex_unlock(&s->lock);
+	rc_unlock(&s->lock);
 	return done;
 }
 
@@ -1172,7 +1173,7 @@ enum rc_take rc_reg_take_fn(uintptr_t h, unsigned kind, unsigned keep_flags,
 	out->handle = 0;
 	if (!h)
 		return r;
-	pthread_mutex_lock(&s->lock);
+	rc_lock(&s->lock);
 	o = find(s, h, m);
 	if (o && o->kind == kind) {
 		copy_out(out, o);
@@ -1194,7 +1195,7 @@ enum rc_take rc_reg_take_fn(uintptr_t h, unsigned kind, unsigned keep_flags,
 		copy_out(out, o);	/* another kind: the caller may say so */
 		tally_fill(out);
 	}
-	pthread_mutex_unlock(&s->lock);
+	rc_unlock(&s->lock);
 	/* The memory is another kind's now: was it one of ours before? */
 	if (r == RC_TAKE_NONE && !is_grave(h) &&
 	    rc_reg_get(grave_key(h, kind), out)) {
@@ -1225,12 +1226,12 @@ void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg)
 	for (i = 0; i < NSHARDS; i++) {
 		struct shard *s = &shards[i];
 
-		pthread_mutex_lock(&s->lock);
+		rc_lock(&s->lock);
 		if (s->count > cap) {
 			struct rc_obj *c = realloc(copy, s->count *
 						   sizeof(*copy));
 			if (!c) {
-				pthread_mutex_unlock(&s->lock);
+				rc_unlock(&s->lock);
 				continue;
 			}
 			copy = c;
@@ -1239,7 +1240,7 @@ void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg)
 		n = 0;
 		copy_tab(s, &s->t, copy, &n);
 		copy_tab(s, &s->old, copy, &n);
-		pthread_mutex_unlock(&s->lock);
+		rc_unlock(&s->lock);
 		for (j = 0; j < n; j++)
 			fn(&copy[j], arg);
 	}
@@ -1260,7 +1261,7 @@ tally_add_locked(struct shard *s, struct rc_ref ref, unsigned t, int delta,
 	struct rc_obj *o;
 	bool ok;
 
-	pthread_mutex_lock(&s->lock);
+	rc_lock(&s->lock);
 	o = find(s, ref.h, m);
 	ok = o && o->gen == ref.gen && !o->destroyed &&
 	     t < tally_count(o->kind);
@@ -1271,7 +1272,7 @@ tally_add_locked(struct shard *s, struct rc_ref ref, unsigned t, int delta,
 		if (now)
 			*now = *tally_field(o, t);
 	}
-	pthread_mutex_unlock(&s->lock);
+	rc_unlock(&s->lock);
 	return ok;
 }
 

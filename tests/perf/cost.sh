@@ -7,9 +7,10 @@
 # one profile part per function; prints one line per call:
 #   CALL PLAIN_IR SHIM_IR ADDED_IR PLAIN_LOCKS SHIM_LOCKS ADDED_LOCKS
 # per call (of the round that cost least: the steady state); locks are calls of
-# pthread_mutex_lock/trylock, pthread_rwlock_rdlock/wrlock and
-# pthread_spin_lock made on the calling thread.  Exit 77 without
-# valgrind.  Used by tests/perf/budget.sh and bench/run-bench.sh.
+# pthread_mutex_lock/trylock, pthread_rwlock_rdlock/wrlock,
+# pthread_spin_lock and the shim's own rc_lock (src/lock.c) made on the
+# calling thread.  Exit 77 without valgrind.  Used by
+# tests/perf/budget.sh and bench/run-bench.sh.
 set -eu
 top_builddir=${top_builddir:-.}
 prog=${COST_PROGRAM:-$top_builddir/tests/perf/cost}
@@ -72,7 +73,7 @@ run shim "${1:-}"
 
 # The lock entry points, as callgrind names them (with their versions).
 lock_re='^cfn=(pthread_mutex_(try)?lock|pthread_rwlock_(rd|wr)lock|'
-lock_re="${lock_re}pthread_spin_lock)(@|$)"
+lock_re="${lock_re}pthread_spin_lock|rc_lock)(@|$)"
 
 # parts MODE: "CALL IR LOCKS" per part (callgrind numbers them from 1).
 parts()

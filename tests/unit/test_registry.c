@@ -14,6 +14,7 @@
 
 #include <rdma/rdma_cma.h>
 
+#include "lock.h"
 #include "options.h"
 #include "registry.h"
 #include "wrap.h"
@@ -848,6 +849,50 @@ START_TEST(own_threads_start_blocked)
 }
 END_TEST
 
+/* The registry's lock (lock.c): four threads in a read-modify-write that
+ * loses updates unless it excludes, contended enough to sleep and wake
+ * in the futex; the threads' errno survives it. */
+static struct rc_lock lk = RC_LOCK_INIT;
+static volatile unsigned long lk_count;
+#define LK_ROUNDS 100000
+
+static void *lock_worker(void *arg)
+{
+	unsigned long v;
+	int i, j;
+
+	(void)arg;
+	errno = 4242;
+	for (i = 0; i < LK_ROUNDS; i++) {
+		rc_lock(&lk);
+		v = lk_count;
+		for (j = 0; j < 8; j++)
+			__asm__ __volatile__("" ::: "memory");
+		lk_count = v + 1;
+		rc_unlock(&lk);
+	}
+	return (void *)(long)(errno == 4242);
+}
+
+START_TEST(lock_excludes_and_keeps_errno)
+{
+	pthread_t t[4];
+	void *ok;
+	int i;
+
+	lk_count = 0;
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, lock_worker,
+						NULL), 0);
+	for (i = 0; i < 4; i++) {
+		ck_assert_int_eq(pthread_join(t[i], &ok), 0);
+		ck_assert_msg(ok, "errno changed by rc_lock/rc_unlock");
+	}
+	ck_assert_uint_eq(lk_count, 4ul * LK_ROUNDS);
+	ck_assert_int_eq(lk.v, 0);
+}
+END_TEST
+
 int main(void)
 {
 	Suite *s = suite_create("registry");
@@ -877,6 +922,7 @@ int main(void)
 	tcase_add_test(tc, cq_counts_grow_and_reuse);
 	tcase_add_test(tc, cq_counts_threads);
 	tcase_add_test(tc, own_threads_start_blocked);
+	tcase_add_test(tc, lock_excludes_and_keeps_errno);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
