@@ -9,13 +9,16 @@
  * their address: a destroyed CQ's cell is only marked dead (generation 0)
  * and taken again by the next CQ at that address, which the allocator
  * usually hands out again, so the table grows with the number of
- * addresses CQs ever had, not with churn, and only a new address takes
- * the lock (to add its cell).  It doubles under that lock; the
- * old tables stay readable (they are never freed: geometric, less than
- * the newest in all).  Past RC_CQ_MAX addresses new CQs are not counted
+ * addresses CQs ever had, not with churn.  A new address's cell goes in
+ * by compare-and-swap on an empty slot, without a lock; only a doubling
+ * takes one (a few times in a process's life).  An insert that may have
+ * raced a doubling's copy puts its cell in the new table too.  The old
+ * tables stay readable (they are never freed: geometric, less than the
+ * newest in all).  Past RC_CQ_MAX addresses new CQs are not counted
  * (their events then give no finding).
  */
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -40,8 +43,9 @@ struct table {
 };
 
 static struct table *tab;		/* published with release */
-static unsigned ncells;			/* under lock */
-static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static unsigned ncells;			/* cells made */
+static int growing;			/* a doubling is copying */
+static pthread_mutex_t grow_lock = PTHREAD_MUTEX_INITIALIZER;
 
 #define LOAD(p) __atomic_load_n((p), __ATOMIC_RELAXED)
 #define STORE(p, v) __atomic_store_n((p), (v), __ATOMIC_RELAXED)
@@ -84,27 +88,93 @@ static void put(struct table *t, struct rc_cqcount *p)
 	__atomic_store_n(&t->slot[i], p, __ATOMIC_RELEASE);
 }
 
-/* Under lock: room for one more cell (load at most 1/2). */
-static bool room(void)
-{
-	struct table *t = tab, *n;
-	unsigned cap = t ? t->mask + 1 : 0, i;
+#define SC __ATOMIC_SEQ_CST
 
-	if ((ncells + 1) * 2 <= cap)
-		return true;
-	if (ncells >= RC_CQ_MAX)
-		return false;
-	cap = cap ? cap * 2 : 256;
-	n = calloc(1, sizeof(*n) + cap * sizeof(n->slot[0]));
-	if (!n)
-		return false;
-	n->mask = cap - 1;
-	for (i = 0; t && i <= t->mask; i++)
-		if (t->slot[i])
-			put(n, t->slot[i]);
+/*
+ * Under grow_lock: the newest table, doubled first until it has room for
+ * n cells (load at most 1/2); NULL without memory.  growing is set while
+ * the copy runs, so that an insert into the old table meanwhile knows to
+ * look again (see insert).
+ */
+static struct table *grow(unsigned n)
+{
+	struct table *t = __atomic_load_n(&tab, SC), *nt;
+	unsigned cap = t ? t->mask + 1 : 0, i;
+	struct rc_cqcount *p;
+
+	if (n * 2 <= cap)
+		return t;
+	cap = cap ? cap : 256;
+	while (n * 2 > cap)
+		cap *= 2;
+	nt = calloc(1, sizeof(*nt) + cap * sizeof(nt->slot[0]));
+	if (!nt)
+		return NULL;
+	nt->mask = cap - 1;
+	__atomic_store_n(&growing, 1, SC);
+	for (i = 0; t && i <= t->mask; i++) {
+		p = __atomic_load_n(&t->slot[i], SC);
+		if (p)
+			put(nt, p);
+	}
 	/* The old table stays: a reader may still be in it. */
-	__atomic_store_n(&tab, n, __ATOMIC_RELEASE);
-	return true;
+	__atomic_store_n(&tab, nt, SC);
+	__atomic_store_n(&growing, 0, SC);
+	return nt;
+}
+
+/*
+ * Put the new cell p (one of n) in the newest table.  Its slot is taken
+ * by compare-and-swap.  A doubling that copied the table before that
+ * missed it; then growing was already set, or the table is replaced, by
+ * the time we look (all sequentially consistent), and p goes in the new
+ * table as well (where a copy that did catch it is found first: nothing
+ * is ever removed from a probe chain).
+ */
+static bool insert(struct rc_cqcount *p, unsigned n)
+{
+	struct rc_cqcount *cur;
+	struct table *t;
+	unsigned i;
+
+	for (;;) {
+		t = __atomic_load_n(&tab, SC);
+		if (!t || n * 2 > t->mask + 1) {
+			pthread_mutex_lock(&grow_lock);
+			t = grow(n);
+			pthread_mutex_unlock(&grow_lock);
+			if (!t)
+				return false;
+		}
+		for (i = hash(p->cq, t->mask);; i = (i + 1) & t->mask) {
+			cur = NULL;
+			if (__atomic_compare_exchange_n(&t->slot[i], &cur, p,
+							false, SC, SC) ||
+			    cur == p)
+				break;
+		}
+		if (!__atomic_load_n(&growing, SC) &&
+		    __atomic_load_n(&tab, SC) == t)
+			return true;
+		while (__atomic_load_n(&growing, SC))
+			sched_yield();
+	}
+}
+
+/* A cell for the new address cq, or NULL (no memory, or too many). */
+static struct rc_cqcount *cell_new(uintptr_t cq)
+{
+	unsigned n = __atomic_add_fetch(&ncells, 1, __ATOMIC_RELAXED);
+	struct rc_cqcount *p = n <= RC_CQ_MAX ? calloc(1, sizeof(*p)) : NULL;
+
+	if (p) {
+		p->cq = cq;
+		if (insert(p, n))
+			return p;
+		free(p);
+	}
+	__atomic_sub_fetch(&ncells, 1, __ATOMIC_RELAXED);
+	return NULL;
 }
 
 void rc_cq_count_add(uintptr_t cq, uint32_t gen)
@@ -113,23 +183,12 @@ void rc_cq_count_add(uintptr_t cq, uint32_t gen)
 
 	/*
 	 * The address had a CQ before (the usual case): its cell is taken
-	 * again without the lock, since only one CQ lives at an address.
-	 * Only a new address takes the lock, to add a cell.
+	 * again, since only one CQ lives at an address; else a new cell.
+	 * Only the thread creating the CQ at cq adds cq's cell.
 	 */
 	p = find(__atomic_load_n(&tab, __ATOMIC_ACQUIRE), cq);
-	if (!p) {
-		pthread_mutex_lock(&lock);
-		p = find(tab, cq);
-		if (!p && room()) {
-			p = calloc(1, sizeof(*p));
-			if (p) {
-				p->cq = cq;
-				put(tab, p);
-				ncells++;
-			}
-		}
-		pthread_mutex_unlock(&lock);
-	}
+	if (!p)
+		p = cell_new(cq);
 	if (p) {
 		/* A new life at this address: no events yet. */
 		STORE(&p->unacked, 0);

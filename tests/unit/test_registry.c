@@ -817,6 +817,35 @@ START_TEST(cq_counts_threads)
 }
 END_TEST
 
+static void *cq_adder(void *arg)
+{
+	uintptr_t base = (uintptr_t)arg, i;
+
+	for (i = 0; i < 30000; i++)
+		rc_cq_count_add(handle(50 + base, i), 1);
+	return NULL;
+}
+
+/* New addresses from four threads at once, without a lock, through ten
+ * doublings: none is lost to a doubling's copy. */
+START_TEST(cq_counts_concurrent_inserts)
+{
+	pthread_t t[4];
+	uintptr_t i, j;
+
+	for (i = 0; i < 4; i++)
+		ck_assert_int_eq(pthread_create(&t[i], NULL, cq_adder,
+						(void *)i), 0);
+	for (i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	for (i = 0; i < 4; i++)
+		for (j = 0; j < 30000; j++)
+			ck_assert_msg(rc_cq_count(handle(50 + i, j)),
+				      "cell %lu of thread %lu lost",
+				      (unsigned long)j, (unsigned long)i);
+}
+END_TEST
+
 /* Its first instruction's signal mask, as the new thread sees it. */
 static void *read_mask(void *arg)
 {
@@ -921,6 +950,7 @@ int main(void)
 	tcase_add_test(tc, verbs_counts_threads);
 	tcase_add_test(tc, cq_counts_grow_and_reuse);
 	tcase_add_test(tc, cq_counts_threads);
+	tcase_add_test(tc, cq_counts_concurrent_inserts);
 	tcase_add_test(tc, own_threads_start_blocked);
 	tcase_add_test(tc, lock_excludes_and_keeps_errno);
 	suite_add_tcase(s, tc);
