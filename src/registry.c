@@ -331,9 +331,18 @@ static inline bool is_grave(uintptr_t key)
 	return key >> GRAVE_SHIFT != 0;
 }
 
+/*
+ * The hash of a key.  A grave's kind changes its slot, not its shard (the
+ * kind's term has its top SHARD_BITS clear): a burial then goes in under
+ * the lock of the insert that makes it.
+ */
 static inline uint64_t mix(uintptr_t h)
 {
-	return (uint64_t)(h >> 3) * 0x9E3779B97F4A7C15ull;
+	uint64_t a = h & (((uintptr_t)1 << GRAVE_SHIFT) - 1);
+
+	return (uint64_t)(a >> 3) * 0x9E3779B97F4A7C15ull ^
+	       ((uint64_t)(h >> GRAVE_SHIFT) * 0xC2B2AE3D27D4EB4Full >>
+		SHARD_BITS);
 }
 
 static inline struct shard *shard_of(uint64_t m)
@@ -900,27 +909,22 @@ static void unlive(struct shard *s)
 	__atomic_store_n(&s->live, s->live - 1, __ATOMIC_RELAXED);
 }
 
-/* Keep old (destroyed) under (address, kind), over an older burial. */
-static void bury(const struct rc_obj *old)
+/* Keep old (destroyed) under (address, kind), over an older burial; in
+ * s, the address's shard (see mix), under its lock. */
+static void bury(struct shard *s, const struct rc_obj *old)
 {
 	uintptr_t key = grave_key(old->handle, old->kind);
 	uint64_t m = mix(key);
-	struct shard *s = shard_of(m);
 	struct slot *slot, *empty;
 	struct rc_obj *rec;
 	size_t need = rec_need(old);
 
-	rc_lock(&s->lock);
-	if (!reserve(s)) {
-		rc_unlock(&s->lock);
+	if (!reserve(s))
 		return;		/* forgotten: only the memory ran out */
-	}
 	slot = find_or_empty(s, key, m, &empty);
 	rec = rec_for(s, slot, need);
-	if (!rec) {
-		rc_unlock(&s->lock);
+	if (!rec)
 		return;		/* the older burial, if any, stays */
-	}
 	if (slot) {
 		s->qvalid--;	/* the older burial's entry goes stale */
 	} else {
@@ -933,7 +937,6 @@ static void bury(const struct rc_obj *old)
 	memcpy(rec, old, need);
 	rec->handle = key;
 	q_push(s, key, old->gen);
-	rc_unlock(&s->lock);
 }
 
 /* Generations count per shard, with the shard in the low bits: unique
@@ -995,9 +998,9 @@ uint32_t rc_reg_insert(struct rc_obj *o)
 		if (!tally_lazy(o->kind))
 			tally_stamp(s, rec, m);
 	}
-	rc_unlock(&s->lock);
 	if (buried)
-		bury(&old);
+		bury(s, &old);	/* the same shard: one lock */
+	rc_unlock(&s->lock);
 	return o->gen;
 fail:
 	rc_unlock(&s->lock);

@@ -198,6 +198,17 @@ END_TEST
 
 /* The allocator gave a destroyed event's memory to an id: the event's
  * record is still found for its kind, the id's for its own. */
+/* Every rc_lock of the registry, counted (linked with --wrap=rc_lock). */
+void __real_rc_lock(struct rc_lock *l);
+void __wrap_rc_lock(struct rc_lock *l);
+static __thread unsigned locks_taken;
+
+void __wrap_rc_lock(struct rc_lock *l)
+{
+	locks_taken++;
+	__real_rc_lock(l);
+}
+
 START_TEST(another_kind_at_the_address)
 {
 	struct rc_obj ev = mk(handle(7, 1), RC_K_EVENT), id, got;
@@ -205,7 +216,10 @@ START_TEST(another_kind_at_the_address)
 
 	ck_assert(rc_reg_destroy(ev.handle, gen, 1, 1));
 	id = mk(handle(7, 1), RC_K_ID);
+	/* The burial is in the address's shard: no second lock. */
+	locks_taken = 0;
 	rc_reg_insert(&id);
+	ck_assert_uint_eq(locks_taken, 1);
 	ck_assert(rc_reg_get(handle(7, 1), &got));
 	ck_assert_int_eq(got.kind, RC_K_ID);
 	ck_assert(!got.destroyed);
