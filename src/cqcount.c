@@ -199,6 +199,17 @@ void rc_cq_count_add(uintptr_t cq, uint32_t gen)
 	}
 }
 
+/*
+ * A doubling another thread was in when the process forked never ends in
+ * the child: without this its inserts would wait on growing for ever.
+ * The table it was copying into is dropped; the old one is whole.
+ */
+void rc_cq_count_atfork_child(void)
+{
+	__atomic_store_n(&growing, 0, SC);
+	pthread_mutex_init(&grow_lock, NULL);
+}
+
 void rc_cq_count_del(uintptr_t cq, uint32_t gen)
 {
 	struct rc_cqcount *p = rc_cq_count(cq);

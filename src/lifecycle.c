@@ -47,6 +47,7 @@ static void atfork_child(void)
 	rc_thread_atfork_child();
 	rc_pid_atfork_child();
 	rc_reg_atfork_child();
+	rc_cq_count_atfork_child();
 	rc_stack_atfork_child();
 	rc_symbolize_atfork_child();
 	rc_report_atfork_child();

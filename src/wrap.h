@@ -391,6 +391,8 @@ struct rc_cq_state {
 };
 void rc_cq_count_add(uintptr_t cq, uint32_t gen);
 void rc_cq_count_del(uintptr_t cq, uint32_t gen);
+/* A fork child: no doubling under way (another thread's stopped at fork). */
+void rc_cq_count_atfork_child(void);
 struct rc_cqcount *rc_cq_count(uintptr_t cq);
 bool rc_cq_count_get(uintptr_t cq, uint32_t gen, struct rc_cq_state *s);
 /* One more fetched; true when the caller should capture the stack (the
