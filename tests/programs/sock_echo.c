@@ -149,13 +149,15 @@ static int exchange(int fd, const char *out, char *in, size_t len, int i)
 	struct iovec iov[2];
 	struct pollfd p;
 	ssize_t n;
+	int r;
 
 	while (got < len) {
 		p.fd = fd;
 		p.events = POLLIN | (sent < len ? POLLOUT : 0);
 		p.revents = 0;
-		if (poll(&p, 1, 10000) != 1)
-			die("poll");
+		r = poll(&p, 1, 10000);
+		if (r != 1)
+			die(r ? "poll" : "poll timed out");
 		if (p.revents & (POLLERR | POLLNVAL))
 			die("poll revents");
 		if ((p.revents & POLLOUT) && sent < len) {
