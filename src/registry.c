@@ -20,7 +20,6 @@
  * address, never moved or freed, found without a lock; a verbs object's
  * made only with its first child or user): see rc_tally_add.
  */
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
