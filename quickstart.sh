@@ -24,7 +24,7 @@ pkgs="gcc make autoconf automake libtool pkg-config librdmacm-dev
 libibverbs-dev libunwind-dev check rdmacm-utils ibverbs-utils perftest qperf
 jq python3 procps
 python3-jsonschema python3-yaml libxml2-utils libdw-dev g++ valgrind
-debhelper lintian mandoc libjansson-dev libdeflate0"
+debhelper lintian mandoc libjansson-dev libdeflate0 libc6-dbg"
 
 missing=
 for p in $pkgs; do

@@ -1944,6 +1944,41 @@ static struct module *module_for(uintptr_t addr)
 	return m;
 }
 
+/*
+ * libc's start code, under main() and under a thread's start routine.
+ * Its frames get no file:line: those lines are the C library's own
+ * plumbing, the same in every stack, and libc's line table is compressed
+ * with the units of these functions far into it, so that looking them up
+ * made a process's first report inflate most of it (2-4 ms).  A finding's
+ * fingerprint then no longer depends on whether libc6-dbg is installed.
+ * Only in libc: a program may well call a function of its own
+ * start_thread.
+ */
+static const char *const start_functions[] = {
+	"__libc_start_main", "__libc_start_main_impl",
+	"__libc_start_call_main", "start_thread", "clone", "__clone",
+	"clone3", "__clone3",
+};
+
+bool rc_start_function(const char *module, const char *name)
+{
+	const char *base;
+	size_t i;
+
+	if (!module || !name)
+		return false;
+	base = strrchr(module, '/');
+	base = base ? base + 1 : module;
+	/* libc.so.6; libc-2.31.so before glibc 2.34 */
+	if (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5))
+		return false;
+	for (i = 0; i < sizeof(start_functions) / sizeof(start_functions[0]);
+	     i++)
+		if (!strcmp(name, start_functions[i]))
+			return true;
+	return false;
+}
+
 static void fill_frame(struct module *m, uintptr_t pc, struct rc_frame *out)
 {
 	uint64_t key = pc - 1 - m->base;
@@ -1953,6 +1988,8 @@ static void fill_frame(struct module *m, uintptr_t pc, struct rc_frame *out)
 	if (!m->syms_done)
 		load_syms(m);
 	out->function = lookup_sym(m, key);
+	if (rc_start_function(m->path, out->function))
+		return;
 	if (!m->lines_done)
 		load_lines(m);
 	lookup_line(m, key, out);
@@ -2027,6 +2064,13 @@ void rc_symbolize(uintptr_t pc, struct rc_frame *out)
 			   rc_symbolize_dw(m->path, pc - m->base,
 					   plain_dwarf(m), out)))
 			fill_frame(m, pc, out);
+		if (rc_start_function(out->module, out->function)) {
+			/* libdw's too (see start_functions) */
+			out->file = NULL;
+			out->line = 0;
+			out->inl = NULL;
+			out->ninl = 0;
+		}
 		cache_put(out);
 	}
 	pthread_mutex_unlock(&sym_lock);

@@ -6,6 +6,7 @@
 #ifndef RC_SYMBOLIZE_H
 #define RC_SYMBOLIZE_H
 
+#include <stdbool.h>
 #include <stdint.h>
 
 struct rc_frame {
@@ -44,6 +45,14 @@ void rc_symbolize(uintptr_t pc, struct rc_frame *out);
  */
 int rc_symbolize_file(const char *path, uintptr_t offset,
 		      struct rc_frame *out);
+
+/*
+ * Whether name, in module (a path), is one of libc's start functions,
+ * under main() or under a thread's start routine (__libc_start_main,
+ * start_thread, clone3, ...).  Their frames are named but never given a
+ * file:line, by every symbolizer: see symbolize.c.
+ */
+bool rc_start_function(const char *module, const char *name);
 
 /* Re-initialise the lock in a fork()ed child. */
 void rc_symbolize_atfork_child(void);

@@ -1587,10 +1587,18 @@ static bool dw_symbolize_frame(struct frame *fr)
 	fr->function = sym_str(syms[0].function);
 	fr->file = sym_str(syms[0].file);
 	fr->line = syms[0].line;
-	if (!fr->function)
+	if (!fr->function || rc_start_function(fr->module, fr->function)) {
+		/* as the shim names libc's start code (symbolize.c) */
 		fr->file = NULL;
-	if (n == 1)
+		fr->line = 0;
+	}
+	if (n == 1 || rc_start_function(fr->module, fr->function)) {
+		for (i = 1; i < n; i++) {
+			free(syms[i].function);
+			free(syms[i].file);
+		}
 		return true;
+	}
 	more = aalloc(&names, (size_t)n - 1, sizeof(*more));
 	for (i = 1; i < n; i++) {
 		more[i - 1] = *fr;

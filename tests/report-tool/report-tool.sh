@@ -19,7 +19,7 @@ tool=$top_builddir/tools/rdmacheck-report
 scn=$top_builddir/tests/scenarios
 
 for f in "$tool" "$RDMACHECK_SHIM" "$RDMACHECK_LOOPBACK_DIR/librdmacm.so.1" \
-	"$scn/leaks" "$scn/double_destroy" "$scn/crash"; do
+	"$scn/leaks" "$scn/double_destroy" "$scn/crash" "$scn/waiting"; do
 	if [ ! -e "$f" ]; then
 		echo "$t_name: $f is missing"
 		exit 77
@@ -141,6 +141,27 @@ printf '%s\n' "$unsym_out" | grep -v 'the process crashed' >a.txt
 printf '%s\n' "$out" >b.txt
 cmp -s a.txt b.txt && pass "offline symbolization matches the shim's" ||
 	fail "offline symbolization differs: $(diff b.txt a.txt)"
+# A thread's stack ends in libc's start code: named, never with a
+# file:line, by the shim and offline (by libdw, when the tool has it),
+# whether or not libc6-dbg is installed.
+report late waiting returns-after-destroy
+mkdir thread
+mv "$json" thread/
+json=thread/${json##*/}
+start='"function": "start_thread", "file": null, "line": 0'
+grep -q "$start" "$json" && ! grep -q '"function": "start_thread", "file": "' \
+	"$json" && pass "start_thread named without a line by the shim" ||
+	fail "start_thread frames in $json: $(grep -o '"function": "start_thread"[^}]*' "$json" | head -n 2)"
+sed -e 's/"function": "[^"]*"/"function": null/g' \
+	-e 's/"file": "[^"]*"/"file": null/g' -e 's/"line": [0-9]*/"line": 0/g' \
+	-e 's/"status": "exited"/"status": "crashed"/' \
+	-e 's/"symbolized": true/"symbolized": false/' "$json" >late.json
+run "$tool" late.json
+echo "$out" | grep -q ' in waiter .*waiting\.c:[0-9]*$' &&
+	echo "$out" | grep -q ' in start_thread (/[^ ]*/libc\.so\.6+0x[0-9a-f]*)$' &&
+	! echo "$out" | grep -q ' in start_thread [^(]' &&
+	pass "start_thread named without a line offline" ||
+	fail "start_thread offline: $(echo "$out" | grep -m 3 'waiter\|start_thread')"
 # A module that is gone leaves module+offset.
 sed 's|"module": "[^"]*/leaks"|"module": "/nonexistent/leaks"|g' unsym.json \
 	>gone.json

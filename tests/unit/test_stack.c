@@ -343,7 +343,7 @@ END_TEST
  * named by scanning its symbol table give what reading all of
  * .debug_line and sorting the symbol table gives: first at the libc
  * frames of a main thread's and another thread's stack (__libc_start_main,
- * start_thread, clone3: the first, early in libc's units, the last late)
+ * start_thread, clone3: named only, see test_start_frames_unlined)
  * and at functions of different units (so that each is found lazily: an
  * offset no unit claims makes the symbolizer read them all), then at
  * offsets spread over the file, named once by the first pcs' scans and
@@ -518,6 +518,89 @@ START_TEST(test_symbolize_lazy_units)
 	ck_assert_uint_ge(n, 4);
 	compare_lazy_lines(di.dli_fname, libc, sizeof(libc) / sizeof(libc[0]),
 			   offs, n, false);
+}
+END_TEST
+
+/*
+ * libc's start code (under main and under a thread's start routine) is
+ * named without a file:line, however the module is read, while a libc
+ * frame between the program's own (qsort's, calling back) keeps its
+ * line when libc6-dbg gives one.  Without libc6-dbg only the names are
+ * checked.
+ */
+static unsigned start_frames(rc_stack_id id, bool offline)
+{
+	const uintptr_t *pcs;
+	struct rc_frame f;
+	unsigned n = rc_stack_frames(id, &pcs), i, seen = 0;
+
+	for (i = 0; i < n; i++) {
+		rc_symbolize(pcs[i], &f);
+		if (offline && f.module)
+			ck_assert_int_eq(rc_symbolize_file(f.module, f.offset,
+							   &f), 0);
+		if (!rc_start_function(f.module, f.function))
+			continue;
+		seen++;
+		ck_assert_msg(!f.file && !f.line, "%s: %s:%u", f.function,
+			      f.file, f.line);
+	}
+	return seen;
+}
+
+START_TEST(test_start_frames_unlined)
+{
+	int v[4] = { 3, 1, 4, 2 };
+	const uintptr_t *pcs;
+	struct rc_frame f;
+	unsigned n, i, with_line = 0, in_libc = 0;
+	pthread_t t;
+	int offline;
+
+	ck_assert(rc_start_function("/lib/libc.so.6", "start_thread"));
+	ck_assert(rc_start_function("libc.so.6", "__libc_start_call_main"));
+	ck_assert(rc_start_function("/lib/libc-2.31.so", "__clone3"));
+	ck_assert(!rc_start_function("/lib/libc.so.6", "start_threads"));
+	ck_assert(!rc_start_function("/lib/libc.so.6", "main"));
+	ck_assert(!rc_start_function("/lib/libc.so.6", NULL));
+	/* The program's own function of that name keeps its line. */
+	ck_assert(!rc_start_function("/usr/bin/prog", "start_thread"));
+	ck_assert(!rc_start_function("/usr/lib/libcrypto.so.3", "clone"));
+	ck_assert(!rc_start_function(NULL, "start_thread"));
+	ck_assert_int_eq(pthread_create(&t, NULL, thread_capture, NULL), 0);
+	ck_assert_int_eq(pthread_join(t, NULL), 0);
+	for (offline = 0; offline < 2; offline++) {
+		/* __libc_start_call_main, __libc_start_main */
+		ck_assert_uint_ge(start_frames(main_id, offline), 2);
+		/* start_thread, clone3 */
+		ck_assert_uint_ge(start_frames(thread_id, offline), 2);
+	}
+	/* Not a start frame: the program's thread function, and qsort's. */
+	n = rc_stack_frames(thread_id, &pcs);
+	for (i = 0; i < n; i++) {
+		rc_symbolize(pcs[i], &f);
+		if (f.function && !strcmp(f.function, "thread_capture"))
+			break;
+	}
+	ck_assert_uint_lt(i, n);
+	ck_assert(f.file && f.line);
+	qsort(v, 4, sizeof(v[0]), cmp_capture);
+	n = rc_stack_frames(cmp_id, &pcs);
+	for (i = 0; i < n; i++) {
+		rc_symbolize(pcs[i], &f);
+		if (!f.module || strcmp(base_name(f.module), "libc.so.6") ||
+		    rc_start_function(f.module, f.function))
+			continue;
+		in_libc++;
+		with_line += f.file && f.line;
+	}
+	ck_assert_uint_ge(in_libc, 1);
+	/* Whether libc has lines at all: those of qsort itself. */
+	rc_symbolize((uintptr_t)qsort + 5, &f);
+	if (f.line)
+		ck_assert_uint_ge(with_line, 1);
+	else
+		printf("libc without libc6-dbg: its lines not checked\n");
 }
 END_TEST
 
@@ -1151,6 +1234,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_symbolize_exe);
 	tcase_add_test(tc, test_symbolize_libc);
 	tcase_add_test(tc, test_symbolize_lazy_units);
+	tcase_add_test(tc, test_start_frames_unlined);
 	tcase_add_test(tc, test_garbage);
 	tcase_add_test(tc, test_malformed_elf);
 	tcase_add_test(tc, test_malformed_libc);
