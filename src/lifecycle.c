@@ -2,7 +2,8 @@
  * lifecycle.c - the shim's life: initialisation (constructor, or the first
  * intercepted call if that comes earlier), what starts at the first call
  * (signal handlers, the service thread), the leak check and reports at
- * exit after every destructor with the forced exit status, reports on
+ * exit after every destructor with the forced exit status (and other
+ * threads' exit() held while they are written), reports on
  * snapshot and termination signals, fork handling, and the fatal-signal
  * handlers that still leave a JSON report when the host crashes.
  */
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 
 #include "options.h"
 #include "symbolize.h"
@@ -40,8 +42,13 @@ static const int fatal_signals[] = {
 	SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT,
 };
 
+static int final_state;		/* 0, 1 writing the reports at exit, 2 */
+static pid_t final_tid;		/* the thread writing them */
+
 static void atfork_child(void)
 {
+	/* a thread of the parent was writing its reports */
+	__atomic_store_n(&final_state, 0, __ATOMIC_RELAXED);
 	rc_gettid_atfork_child();
 	rc_hot_tid = 0;		/* the child's thread has another id */
 	rc_thread_atfork_child();
@@ -67,15 +74,21 @@ static void atfork_child(void)
 static struct sigaction fatal_old[RC_ARRAY_SIZE(fatal_signals)];
 static int crash_state;		/* 0, 1 writing, 2 written */
 
-static void crash_wait(void)
+/* Wait (bounded) until *state is 2: a report another thread writes. */
+static void report_wait(const int *state)
 {
 	struct timespec ts = { 0, 1000000 };
 	/* By the clock: other signals cut the naps short. */
 	uint64_t end = rc_now_ms() + 15000;
 
-	while (__atomic_load_n(&crash_state, __ATOMIC_ACQUIRE) != 2 &&
+	while (__atomic_load_n(state, __ATOMIC_ACQUIRE) != 2 &&
 	       rc_now_ms() < end)
 		nanosleep(&ts, NULL);
+}
+
+static void crash_wait(void)
+{
+	report_wait(&crash_state);
 }
 
 static void on_fatal(int sig, siginfo_t *info, void *uc)
@@ -468,6 +481,8 @@ static void final_exit(int status, void *arg)
 
 	if (!__atomic_load_n(&rc_used, __ATOMIC_ACQUIRE))
 		return;		/* never used librdmacm: no report at all */
+	__atomic_store_n(&final_tid, rc_gettid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&final_state, 1, __ATOMIC_RELEASE);
 	rc_busy++;
 	if (rc_opt.leak_check)
 		leak_check(false);
@@ -482,6 +497,57 @@ static void final_exit(int status, void *arg)
 		_exit(forced);
 	}
 	rc_busy--;
+	__atomic_store_n(&final_state, 2, __ATOMIC_RELEASE);
+}
+
+/*
+ * exit(), _exit() and _Exit() called by another thread while one writes
+ * the reports at exit.  glibc before 2.41 (bug 31997) lets a second
+ * exit() end the process at once, under a half-written report: rping's
+ * cm thread does, when main destroys the event channel under it (rdma-core
+ * f3ae6534a).  The call waits for the reports (bounded), then goes on:
+ * which status the process ends with stays the program's race, as without
+ * us.  The exit of the thread that writes them, and any exit before or
+ * after, go straight on.
+ */
+static void final_wait(void)
+{
+	if (__atomic_load_n(&final_state, __ATOMIC_ACQUIRE) == 1 &&
+	    __atomic_load_n(&final_tid, __ATOMIC_RELAXED) != rc_gettid())
+		report_wait(&final_state);
+}
+
+void exit(int status)
+{
+	void (*fn)(int) = rc_real_fn(RC_FN_exit);
+
+	final_wait();
+	if (fn)
+		fn(status);
+	for (;;)
+		syscall(SYS_exit_group, status);	/* no libc exit? */
+}
+
+void _exit(int status)
+{
+	void (*fn)(int) = rc_real_fn(RC_FN__exit);
+
+	final_wait();
+	if (fn)
+		fn(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
+}
+
+void _Exit(int status)
+{
+	void (*fn)(int) = rc_real_fn(RC_FN__Exit);
+
+	final_wait();
+	if (fn)
+		fn(status);
+	for (;;)
+		syscall(SYS_exit_group, status);
 }
 
 __attribute__((destructor)) static void rc_destructor(void)

@@ -19,14 +19,26 @@
  *              thread but main is the shim's and must block SIGTERM, or
  *              the signal may land where its handler cannot wait for the
  *              report (exit 97 if one does not)
+ *   second-exit
+ *              the program leaks LEAKS cm ids, and another thread calls
+ *              exit(7) while main's exit writes the shim's reports, as
+ *              rping 44.0's cm thread may: the JSON report must still be
+ *              whole, and the status the forced one (23)
  */
+#define _GNU_SOURCE		/* F_SETPIPE_SZ */
 #include <dirent.h>
 #include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include "scn.h"
 
 static void say_atexit(void)
@@ -80,6 +92,90 @@ static int others_taking_term(int *others)
 
 static volatile sig_atomic_t stop;
 
+#define LEAKS 2000
+
+/*
+ * second-exit: stderr is a pipe, filled up before main returns, so that
+ * the shim's first report at exit blocks main in write(2, ...) inside
+ * its reports.  Then (this thread sees it in /proc) another thread begins
+ * to drain the pipe (dropping the filler, passing the rest on), and this
+ * one calls exit(7): with the reports at exit under way, for certain.
+ */
+static int pipe_in, pass_to = -1;
+static size_t filler;
+
+static void *drain(void *arg)
+{
+	char buf[4096];
+	size_t skip = filler;
+	ssize_t n;
+
+	(void)arg;
+	while ((n = read(pipe_in, buf, sizeof(buf))) > 0) {
+		size_t k = skip < (size_t)n ? skip : (size_t)n;
+
+		skip -= k;
+		if (write(pass_to, buf + k, (size_t)n - k) < 0)
+			_exit(96);
+	}
+	return NULL;
+}
+
+/* Whether main (thread id tid) is blocked in write(2, ...). */
+static bool main_in_write(void)
+{
+	char path[64], line[256];
+	long nr = -1, fd = -1;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall",
+		 (int)getpid());
+	f = fopen(path, "r");
+	if (!f)
+		scn_die("fopen /proc/self/task/TID/syscall");
+	if (fgets(line, sizeof(line), f))
+		sscanf(line, "%ld %lx", &nr, &fd);
+	fclose(f);
+	return nr == SYS_write && fd == STDERR_FILENO;
+}
+
+static void *second_exit(void *arg)
+{
+	static const char msg[] = "second exit while the report is written\n";
+	struct timespec ts = { 0, 1000000 };
+	pthread_t t;
+
+	(void)arg;
+	while (!main_in_write())
+		nanosleep(&ts, NULL);	/* a readiness poll: main exits */
+	if (pthread_create(&t, NULL, drain, NULL))
+		_exit(96);
+	if (write(STDOUT_FILENO, msg, strlen(msg)) < 0)
+		_exit(96);
+	exit(7);
+}
+
+/* stderr into a pipe of one page, full. */
+static void fill_stderr(void)
+{
+	static const char pad[64] = "filler";
+	int p[2], fl;
+	ssize_t n;
+
+	if (pipe(p) || fcntl(p[1], F_SETPIPE_SZ, 4096) < 0 ||
+	    (pass_to = dup(STDERR_FILENO)) < 0 ||
+	    dup2(p[1], STDERR_FILENO) < 0 || close(p[1]))
+		scn_die("pipe/dup");
+	pipe_in = p[0];
+	fl = fcntl(STDERR_FILENO, F_GETFL);
+	fcntl(STDERR_FILENO, F_SETFL, fl | O_NONBLOCK);
+	while ((n = write(STDERR_FILENO, pad, sizeof(pad))) > 0)
+		filler += (size_t)n;
+	if (errno != EAGAIN)
+		scn_die("filling the pipe");
+	fcntl(STDERR_FILENO, F_SETFL, fl);
+}
+
 static void own_term(int sig)
 {
 	static const char msg[] = "own SIGTERM handler ran\n";
@@ -112,6 +208,16 @@ int main(int argc, char **argv)
 		atexit(say_atexit);
 	}
 	ch = scn_channel();
+	if (!strcmp(mode, "second-exit")) {
+		pthread_t t;
+		int i;
+
+		for (i = 1; i < LEAKS; i++)
+			leak_id(ch);
+		fill_stderr();
+		if (pthread_create(&t, NULL, second_exit, NULL))
+			scn_die("pthread_create");
+	}
 	if (strcmp(mode, "clean") && strcmp(mode, "own-term"))
 		leak_id(ch);
 	else
