@@ -19,8 +19,55 @@ LO_CLIENT_EXPECT='^ping data: rdma-ping-0: ABCDEFGHIJKLMNOPQRSTUVWXYZ
 # DISCONNECTED event when main destroys the id: librdmacm waits for that
 # ack by design, no finding.
 # Under the shim each runs 20 times: the cm thread's timing against main
-# varies, and not one run may bring a finding worse than those warnings.
+# varies, and not one run may bring a finding worse than those warnings,
+# but for rping's own race below.
 LO_REPEAT=20
+
+# rping 44.0's cm thread loops on rdma_get_cm_event with no way out.  When
+# the server's main destroys the event channel after the thread acked the
+# last event but before it calls rdma_get_cm_event again, that call works
+# on the destroyed channel and fails, and rping exits 255 (perror,
+# exit(ret)), with or without the shim: rdma-core f3ae6534a ("rping:
+# terminate CM event thread before exiting") fixes it.  Under the shim the
+# call is the program's use-after-destroy of the channel, reported and not
+# forwarded (EINVAL).  Its exit comes while main's exit writes the reports,
+# and waits for them; which exit ends the process (255, or main's 0 or 23)
+# is rping's race.  rping_cm_race asserts a run that ends so and is
+# otherwise good: the client passed, and so did the pings.
+rping_cm_race()
+{
+	_m=$1
+	_dir=$2
+	[ "$4" = 0 ] || return 1
+	tail -n 1 "$_dir/server.err" | grep -q '^rdma_get_cm_event: ' ||
+		return 1
+	_old_ifs=$IFS
+	IFS='
+'
+	# shellcheck disable=SC2086
+	lo_expect "$_dir/server.out" $LO_SERVER_EXPECT || return 1
+	# shellcheck disable=SC2086
+	lo_expect "$_dir/client.out" $LO_CLIENT_EXPECT || return 1
+	IFS=$_old_ifs
+	if [ "$_m" = plain ]; then
+		[ "$3" = 255 ]
+		return
+	fi
+	case $3 in 0|23|255) ;; *) return 1 ;; esac
+	grep -q '^rdma_get_cm_event: Invalid argument$' "$_dir/server.err" &&
+		grep -Eq '^==[0-9]+== ERROR: rdmacheck: rdma_get_cm_event\(0x[0-9a-f]+\): event channel used after it was destroyed; the use was not forwarded \[use-after-destroy\]$' \
+		"$_dir/server.err" || return 1
+	lo_check_reports "$_dir" client || return 1
+	# The server's report: whole, and its only error that one (or none,
+	# when main wrote it before the cm thread's call).
+	set -- "$_dir"/server.*.json
+	[ $# = 1 ] && [ -f "$1" ] && "$JQ" -e '
+		[.findings[] | select(.severity != "warning")
+		 | "\(.rule) \(.call)"] | unique
+		| . == [] or . == ["use-after-destroy rdma_get_cm_event"]' \
+		"$1" >/dev/null
+}
+LO_KNOWN_BUG=rping_cm_race
 for opt in "" "-q"; do
 	LO_SERVER="rping -s -a $LO_ADDR -p 7174 -v $opt"
 	LO_CLIENT="rping -c -a $LO_ADDR -p 7174 -C 10 -v $opt"
