@@ -517,37 +517,31 @@ static void final_wait(void)
 		report_wait(&final_state);
 }
 
-void exit(int status)
+/* Go on with libc's fn of that name, after final_wait. */
+static __attribute__((noreturn)) void end_with(enum rc_fn fn, int status)
 {
-	void (*fn)(int) = rc_real_fn(RC_FN_exit);
+	void (*real)(int) = rc_real_fn(fn);
 
 	final_wait();
-	if (fn)
-		fn(status);
+	if (real)
+		real(status);
 	for (;;)
-		syscall(SYS_exit_group, status);	/* no libc exit? */
+		syscall(SYS_exit_group, status);	/* no libc's? */
+}
+
+void exit(int status)
+{
+	end_with(RC_FN_exit, status);
 }
 
 void _exit(int status)
 {
-	void (*fn)(int) = rc_real_fn(RC_FN__exit);
-
-	final_wait();
-	if (fn)
-		fn(status);
-	for (;;)
-		syscall(SYS_exit_group, status);
+	end_with(RC_FN__exit, status);
 }
 
 void _Exit(int status)
 {
-	void (*fn)(int) = rc_real_fn(RC_FN__Exit);
-
-	final_wait();
-	if (fn)
-		fn(status);
-	for (;;)
-		syscall(SYS_exit_group, status);
+	end_with(RC_FN__Exit, status);
 }
 
 __attribute__((destructor)) static void rc_destructor(void)
