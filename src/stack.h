@@ -65,6 +65,12 @@ void rc_stack_set_fast(bool on);
 void rc_stack_set_cfi(bool on);
 bool rc_stack_cfi(void);
 void rc_stack_cfi_counts(unsigned long *walks, unsigned long *fallbacks);
+/*
+ * Of those walks, the calling thread's that a capture site repeated from
+ * the same frame over an unchanged stack: its last walk's stack again,
+ * each word the walk read checked, none stepped (counted as walks too).
+ */
+unsigned long rc_stack_cfi_repeats(void);
 
 /*
  * Store (or find) a stack given its frames; at most RC_STACK_MAX_DEPTH are
