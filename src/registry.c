@@ -333,12 +333,15 @@ static inline bool is_grave(uintptr_t key)
 /*
  * The hash of a key.  A grave's kind changes its slot, not its shard (the
  * kind's term has its top SHARD_BITS clear): a burial then goes in under
- * the lock of the insert that makes it.
+ * the lock of the insert that makes it.  Only graves have a kind's term
+ * (it is 0 for the rest): the others, nearly every key hashed, skip it.
  */
 static inline uint64_t mix(uintptr_t h)
 {
 	uint64_t a = h & (((uintptr_t)1 << GRAVE_SHIFT) - 1);
 
+	if (RC_LIKELY(!is_grave(h)))
+		return (uint64_t)(h >> 3) * 0x9E3779B97F4A7C15ull;
 	return (uint64_t)(a >> 3) * 0x9E3779B97F4A7C15ull ^
 	       ((uint64_t)(h >> GRAVE_SHIFT) * 0xC2B2AE3D27D4EB4Full >>
 		SHARD_BITS);
