@@ -750,8 +750,7 @@ static inline __attribute__((always_inline, no_sanitize_address))
 rc_stack_id last_walk(const struct walk_last *w, uintptr_t frame,
 		      unsigned d, uintptr_t sp)
 {
-	const uintptr_t *f = w->f, *a;
-	unsigned i, n;
+	const uintptr_t *p = w->f, *end = w->f + w->n, *a;
 	uint64_t r;
 
 	if (w->frame != frame || w->d != d ||
@@ -760,15 +759,15 @@ rc_stack_id last_walk(const struct walk_last *w, uintptr_t frame,
 	    w->cfg != atomic_load_explicit(&walk_cfg, memory_order_relaxed) ||
 	    frame < sp || sp < stack_lo || sp >= stack_hi)
 		return 0;
-	n = w->n;
+	/* A pointer down the rows: each word at a constant offset from it. */
 #pragma GCC unroll 4
-	for (i = 0; i < n; i++) {
-		a = (const uintptr_t *)f[WF_SP * LAST_STEPS + i];
-		if (a[-1] != f[WF_PC * LAST_STEPS + i])
+	for (; p < end; p++) {
+		a = (const uintptr_t *)p[WF_SP * LAST_STEPS];
+		if (a[-1] != p[WF_PC * LAST_STEPS])
 			return 0;
-		r = f[WF_RULE * LAST_STEPS + i];
+		r = p[WF_RULE * LAST_STEPS];
 		if ((r & RC_CFI_BP_SAVED) &&
-		    a[(int8_t)(r >> 8)] != f[WF_BP * LAST_STEPS + i])
+		    a[(int8_t)(r >> 8)] != p[WF_BP * LAST_STEPS])
 			return 0;
 	}
 	if (w->keep && skip_pc && skip_pc(w->keep))
