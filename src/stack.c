@@ -123,7 +123,8 @@ static RC_TLS unsigned thread_captures;
 static RC_TLS uintptr_t stack_lo, stack_hi;	/* stack_hi 1: unknown */
 static atomic_uintptr_t self_lo, self_hi;
 static bool (*skip_pc)(uintptr_t pc);	/* library frames to drop */
-/* Bumped when the self range or skip_pc changes: walks kept go stale. */
+/* Bumped when the self range, skip_pc or its answers change: walks kept
+ * go stale. */
 static atomic_uint walk_cfg;
 
 static _Atomic(struct depot_entry *) *buckets;
@@ -715,9 +716,8 @@ memo_rule(struct walk_memo *m, unsigned i, uintptr_t pc)
  * a rule, a hash or a depot look (the common loop that makes many
  * objects from one call path).  The rules are those of live return
  * addresses, the same however they are found; kept only while the depth
- * leaves the raw frames within LAST_STEPS.  skip_pc's answers only go
- * from false to true (interpose.c's ranges only grow): the one false
- * answer that chose the first kept frame is asked again.
+ * leaves the raw frames within LAST_STEPS.  skip_pc's answers change
+ * only with rc_stack_skip_changed(), which moves walk_cfg.
  */
 #define LAST_SLOTS	4
 #define LAST_STEPS	32	/* raw frames: depth 16 + SLACK_MAX */
@@ -734,7 +734,6 @@ struct walk_last {
 	uintptr_t seen, seen_ra;	/* the last capture's frame, its [1] */
 	uintptr_t frame;		/* the wrapper's frame; 0: none */
 	unsigned gen, cfg, d, n;	/* memo.gen, walk_cfg, depth, frames */
-	uintptr_t keep;			/* skip_pc said no to it, or 0 */
 	rc_stack_id id;
 	uintptr_t f[WF_ROWS * LAST_STEPS];
 };
@@ -770,8 +769,6 @@ rc_stack_id last_walk(const struct walk_last *w, uintptr_t frame,
 		    a[(int8_t)(r >> 8)] != p[WF_BP * LAST_STEPS])
 			return 0;
 	}
-	if (w->keep && skip_pc && skip_pc(w->keep))
-		return 0;
 	return w->id;
 }
 
@@ -889,12 +886,12 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp)
  * frame cannot be stepped or a check fails: the caller then unwinds
  * with libunwind or libgcc, so a stack is never worse than theirs.
  * With a stride, each step's words go in raw's other rows (WF_*) and
- * the frames walked in *steps, the frame skip_pc kept in *keep.
+ * the frames walked in *steps.
  */
 static inline __attribute__((always_inline, no_sanitize_address)) int
 cfi_walk_in(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 	    uintptr_t *raw, const unsigned stride, unsigned *steps,
-	    uintptr_t *keep, unsigned d, unsigned *first, uint64_t *hp)
+	    unsigned d, unsigned *first, uint64_t *hp)
 {
 	uint64_t h = HASH_INIT;
 	struct rc_cfi_cursor c = { .pc = pc, .sp = sp, .bp = bp };
@@ -934,8 +931,6 @@ cfi_walk_in(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 		}
 		if (skip >= 0 && !(lib && lib(c.pc))) {
 			all = (int)n - 1;
-			if (stride && lib)
-				*keep = c.pc;
 			h = hash_step(h, c.pc);
 			break;
 		}
@@ -986,8 +981,7 @@ __attribute__((noinline, no_sanitize_address)) static int
 cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 	 uintptr_t *raw, unsigned d, unsigned *first, uint64_t *hp)
 {
-	return cfi_walk_in(pc, sp, bp, frame, raw, 0, NULL, NULL, d, first,
-			   hp);
+	return cfi_walk_in(pc, sp, bp, frame, raw, 0, NULL, d, first, hp);
 }
 
 /* The walk from a wrapper's frame, its words kept in w (frames in w->f). */
@@ -995,8 +989,8 @@ __attribute__((noinline, no_sanitize_address)) static int
 cfi_walk_kept(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 	      struct walk_last *w, unsigned d, unsigned *first, uint64_t *hp)
 {
-	return cfi_walk_in(pc, sp, bp, frame, w->f, LAST_STEPS, &w->n,
-			   &w->keep, d, first, hp);
+	return cfi_walk_in(pc, sp, bp, frame, w->f, LAST_STEPS, &w->n, d,
+			   first, hp);
 }
 #endif
 
@@ -1088,7 +1082,6 @@ capture(unsigned site, const void *frame)
 		}
 		if (w) {
 			w->frame = 0;
-			w->keep = 0;
 			pcs = w->f;
 			k = cfi_walk_kept(r_pc, r_sp, r_bp, frame, w, d, &first,
 					  &h);
@@ -1215,6 +1208,11 @@ void rc_stack_set_fast(bool on)
 void rc_stack_set_skip(bool (*fn)(uintptr_t pc))
 {
 	skip_pc = fn;
+	atomic_fetch_add(&walk_cfg, 1);
+}
+
+void rc_stack_skip_changed(void)
+{
 	atomic_fetch_add(&walk_cfg, 1);
 }
 
