@@ -755,7 +755,7 @@ rc_stack_id last_walk(const struct walk_last *w, uintptr_t frame,
 	if (w->frame != frame || w->d != d ||
 	    w->gen != atomic_load_explicit(&rc_cfi_gen,
 					   memory_order_acquire) + 1 ||
-	    w->cfg != atomic_load_explicit(&walk_cfg, memory_order_relaxed) ||
+	    w->cfg != atomic_load_explicit(&walk_cfg, memory_order_acquire) ||
 	    frame < sp || sp < stack_lo || sp >= stack_hi)
 		return 0;
 	/* A pointer down the rows: each word at a constant offset from it. */
@@ -1046,7 +1046,7 @@ capture(unsigned site, const void *frame)
 	    atomic_load_explicit(&uw, memory_order_relaxed) != UW_NONE) {
 		uintptr_t r_pc, r_sp, r_bp, ra, *pcs;
 		struct walk_last *w;
-		unsigned first = 0;
+		unsigned first = 0, cfg = 0;
 		rc_stack_id id;
 		uint64_t h;
 		int k;
@@ -1081,6 +1081,9 @@ capture(unsigned site, const void *frame)
 			}
 		}
 		if (w) {
+			/* Before the walk: a change meanwhile makes it stale. */
+			cfg = atomic_load_explicit(&walk_cfg,
+						   memory_order_acquire);
 			w->frame = 0;
 			pcs = w->f;
 			k = cfi_walk_kept(r_pc, r_sp, r_bp, frame, w, d, &first,
@@ -1095,8 +1098,7 @@ capture(unsigned site, const void *frame)
 			id = k ? depot_get_h(h, pcs + first, (unsigned)k) : 0;
 			if (w && id) {
 				w->gen = memo.gen;
-				w->cfg = atomic_load_explicit(
-					&walk_cfg, memory_order_relaxed);
+				w->cfg = cfg;
 				w->d = d;
 				w->id = id;
 				w->frame = (uintptr_t)frame;
