@@ -89,6 +89,8 @@ static int add_ranges_cb(struct dl_phdr_info *info, size_t size, void *arg)
 	}
 	if (n != nranges) {
 		__atomic_store_n(&nranges, n, __ATOMIC_RELEASE);
+		/* rc_caller_internal() answers otherwise from now on. */
+		rc_stack_skip_changed();
 		return 1;
 	}
 	return 0;

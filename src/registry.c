@@ -333,12 +333,15 @@ static inline bool is_grave(uintptr_t key)
 /*
  * The hash of a key.  A grave's kind changes its slot, not its shard (the
  * kind's term has its top SHARD_BITS clear): a burial then goes in under
- * the lock of the insert that makes it.
+ * the lock of the insert that makes it.  Only graves have a kind's term
+ * (it is 0 for the rest): the others, nearly every key hashed, skip it.
  */
 static inline uint64_t mix(uintptr_t h)
 {
 	uint64_t a = h & (((uintptr_t)1 << GRAVE_SHIFT) - 1);
 
+	if (RC_LIKELY(!is_grave(h)))
+		return (uint64_t)(h >> 3) * 0x9E3779B97F4A7C15ull;
 	return (uint64_t)(a >> 3) * 0x9E3779B97F4A7C15ull ^
 	       ((uint64_t)(h >> GRAVE_SHIFT) * 0xC2B2AE3D27D4EB4Full >>
 		SHARD_BITS);
@@ -548,23 +551,37 @@ static void tally_kill(struct rc_obj *o)
 	}
 }
 
-/* Give o (a copy of, or a live record) its counters' values. */
+/* Counter t of c into *f if it counts for gen. */
+static inline void tally_fill_one(const struct rc_tally_cell *c, unsigned t,
+				  uint32_t gen, int *f)
+{
+	uint64_t v = __atomic_load_n(&c->w[t], __ATOMIC_RELAXED);
+
+	if (v >> 32 == gen)
+		*f = (int)(uint32_t)v;
+}
+
+/*
+ * Give o (a copy of, or a live record) its counters' values.  Every
+ * copy out of a counted record comes here: written out for the one to
+ * RC_TALLIES counters, not looped.
+ */
+_Static_assert(RC_TALLIES == 3, "tally_fill fills three at most");
 static inline void tally_fill(struct rc_obj *o)
 {
-	unsigned t, n = tally_count(o->kind);
+	unsigned n = tally_count(o->kind);
 	uint32_t gen = o->gen;
 	struct rc_tally_cell *c;
 	int *f = TALLY_AT(o);
-	uint64_t v;
 
 	/* gen in a local: the stores to f could alias it. */
 	if (!n || o->destroyed || !(c = o->u.ch.cell))
 		return;
-	for (t = 0; t < n; t++) {
-		v = __atomic_load_n(&c->w[t], __ATOMIC_RELAXED);
-		if (v >> 32 == gen)
-			f[t] = (int)(uint32_t)v;
-	}
+	tally_fill_one(c, 0, gen, &f[0]);
+	if (n > 1)
+		tally_fill_one(c, 1, gen, &f[1]);
+	if (n > 2)
+		tally_fill_one(c, 2, gen, &f[2]);
 }
 
 /*

@@ -16,7 +16,11 @@
  * ("self range") are dropped, so frame #0 is the caller of the
  * intercepted function.  The CFI walk stops once the frames kept are
  * there; for the unwinders each capture site learns how many frames it
- * drops, so that only those and the frames kept are unwound.
+ * drops, so that only those and the frames kept are unwound.  A site's
+ * walk from a wrapper's frame is kept per thread (where it read each
+ * word, and what it found) once a call path repeats: while those words
+ * hold, the next capture there is the same stack, checked word by word
+ * instead of stepped, hashed and looked up (last_walk).
  *
  * unw_backtrace() gives every thread a 256 KiB frame cache on its first
  * call (whatever unw_set_caching_policy says): ~90 us of page faults.  A
@@ -119,6 +123,9 @@ static RC_TLS unsigned thread_captures;
 static RC_TLS uintptr_t stack_lo, stack_hi;	/* stack_hi 1: unknown */
 static atomic_uintptr_t self_lo, self_hi;
 static bool (*skip_pc)(uintptr_t pc);	/* library frames to drop */
+/* Bumped when the self range, skip_pc or its answers change: walks kept
+ * go stale. */
+static atomic_uint walk_cfg;
 
 static _Atomic(struct depot_entry *) *buckets;
 static _Atomic(struct depot_entry **) id_pages[ID_PAGES];
@@ -282,6 +289,7 @@ void rc_stack_set_self_range(uintptr_t lo, uintptr_t hi)
 	rc_stack_init();
 	atomic_store(&self_lo, lo);
 	atomic_store(&self_hi, hi);
+	atomic_fetch_add(&walk_cfg, 1);
 }
 
 void rc_stack_get_self_range(uintptr_t *lo, uintptr_t *hi)
@@ -697,6 +705,73 @@ memo_rule(struct walk_memo *m, unsigned i, uintptr_t pc)
 	return r;
 }
 
+/*
+ * Per thread and capture site (a few slots), the last CFI walk from a
+ * wrapper's frame: where it read each word of the stack (return
+ * addresses, saved rbp) and what it found there, and the stack it gave.
+ * The walk is a function of those words and of what seldom moves (the
+ * rule cache's generation, the depth, the self range and skip_pc, this
+ * thread's stack bounds), so while they hold, that site's next capture
+ * from the same frame is the same stack: checked word by word, without
+ * a rule, a hash or a depot look (the common loop that makes many
+ * objects from one call path).  The rules are those of live return
+ * addresses, the same however they are found; kept only while the depth
+ * leaves the raw frames within LAST_STEPS.  skip_pc's answers change
+ * only with rc_stack_skip_changed(), which moves walk_cfg.
+ */
+#define LAST_SLOTS	4
+#define LAST_STEPS	32	/* raw frames: depth 16 + SLACK_MAX */
+
+/*
+ * A walk's words, in rows of a stride of raw frames: raw frame i (row
+ * WF_PC), read at the CFA of its step less 8 (WF_SP), rbp after that
+ * step (WF_BP) and the step's rule (WF_RULE), which read rbp at CFA
+ * plus its offset when it has RC_CFI_BP_SAVED.
+ */
+enum { WF_PC, WF_SP, WF_BP, WF_RULE, WF_ROWS };
+
+struct walk_last {
+	uintptr_t seen, seen_ra;	/* the last capture's frame, its [1] */
+	uintptr_t frame;		/* the wrapper's frame; 0: none */
+	unsigned gen, cfg, d, n;	/* memo.gen, walk_cfg, depth, frames */
+	rc_stack_id id;
+	uintptr_t f[WF_ROWS * LAST_STEPS];
+};
+
+static RC_TLS struct walk_last last[LAST_SLOTS];
+static RC_TLS unsigned long cfi_repeats;
+
+/*
+ * The stack of the walk kept in w, if it starts at frame and every word
+ * it read still holds what it did (0 if not); sp is the capture's.
+ */
+static inline __attribute__((always_inline, no_sanitize_address))
+rc_stack_id last_walk(const struct walk_last *w, uintptr_t frame,
+		      unsigned d, uintptr_t sp)
+{
+	const uintptr_t *p = w->f, *end = w->f + w->n, *a;
+	uint64_t r;
+
+	if (w->frame != frame || w->d != d ||
+	    w->gen != atomic_load_explicit(&rc_cfi_gen,
+					   memory_order_acquire) + 1 ||
+	    w->cfg != atomic_load_explicit(&walk_cfg, memory_order_acquire) ||
+	    frame < sp || sp < stack_lo || sp >= stack_hi)
+		return 0;
+	/* A pointer down the rows: each word at a constant offset from it. */
+#pragma GCC unroll 4
+	for (; p < end; p++) {
+		a = (const uintptr_t *)p[WF_SP * LAST_STEPS];
+		if (a[-1] != p[WF_PC * LAST_STEPS])
+			return 0;
+		r = p[WF_RULE * LAST_STEPS];
+		if ((r & RC_CFI_BP_SAVED) &&
+		    a[(int8_t)(r >> 8)] != p[WF_BP * LAST_STEPS])
+			return 0;
+	}
+	return w->id;
+}
+
 /* rc_cfi_known(pc), for kept frame i of fp_walk. */
 static inline __attribute__((always_inline)) bool
 memo_known(struct walk_memo *m, unsigned i, uintptr_t pc)
@@ -788,6 +863,16 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp)
 }
 
 #ifdef RC_CFI
+/* Before raw frame n: the words of the step that found it (by rule r). */
+#define WALK_NOTE(raw, stride, n, c, r)					\
+	do {								\
+		if (stride) {						\
+			(raw)[WF_SP * (stride) + (n)] = (c)->sp;	\
+			(raw)[WF_BP * (stride) + (n)] = (c)->bp;	\
+			(raw)[WF_RULE * (stride) + (n)] = (r);		\
+		}							\
+	} while (0)
+
 /*
  * The CFI walk, dropping what capture() drops of unwind()'s frames (raw
  * frame 0, then those in our text, then the library's, kept when nothing
@@ -800,10 +885,13 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp)
  * hash_pcs() in *hp); -1 when a
  * frame cannot be stepped or a check fails: the caller then unwinds
  * with libunwind or libgcc, so a stack is never worse than theirs.
+ * With a stride, each step's words go in raw's other rows (WF_*) and
+ * the frames walked in *steps.
  */
-__attribute__((noinline, no_sanitize_address)) static int
-cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
-	 uintptr_t *raw, unsigned d, unsigned *first, uint64_t *hp)
+static inline __attribute__((always_inline, no_sanitize_address)) int
+cfi_walk_in(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
+	    uintptr_t *raw, const unsigned stride, unsigned *steps,
+	    unsigned d, unsigned *first, uint64_t *hp)
 {
 	uint64_t h = HASH_INIT;
 	struct rc_cfi_cursor c = { .pc = pc, .sp = sp, .bp = bp };
@@ -813,6 +901,8 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 	bool (*lib)(uintptr_t) = skip_pc;
 	unsigned n = 0, max = d + SLACK_MAX, k;
 	int skip = -1, all = -1, st = 1;
+	/* The walk from frame reads rbp first, as a step that saved it. */
+	uint64_t r = RC_CFI_BP_SAVED | (uint64_t)(uint8_t)-2 << 8;
 	struct walk_memo *m;
 
 	if (!thread_stack(&lo, &hi) || sp < lo || sp >= hi)
@@ -833,6 +923,7 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 	}
 	/* Ours, then the library's: stepped over. */
 	for (;;) {
+		WALK_NOTE(raw, stride, n, &c, r);
 		raw[n++] = c.pc;
 		if (skip < 0) {
 			if (c.pc - slo >= shi - slo)
@@ -845,7 +936,8 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 		}
 		if (n == max)
 			break;
-		st = rc_cfi_apply(&c, memo_rule(m, n - 1, c.pc));
+		r = memo_rule(m, n - 1, c.pc);
+		st = rc_cfi_apply_rule(&c, &r);
 		if (st <= 0) {
 			if (st < 0)
 				return -1;
@@ -856,12 +948,14 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 	if (all >= 0) {
 		k = (unsigned)all + d < max ? (unsigned)all + d : max;
 		while (n < k) {
-			st = rc_cfi_apply(&c, memo_rule(m, n - 1, c.pc));
+			r = memo_rule(m, n - 1, c.pc);
+			st = rc_cfi_apply_rule(&c, &r);
 			if (st <= 0) {
 				if (st < 0)
 					return -1;
 				break;
 			}
+			WALK_NOTE(raw, stride, n, &c, r);
 			raw[n++] = c.pc;
 			h = hash_step(h, c.pc);
 		}
@@ -869,6 +963,8 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 	/* The last return address, unless stepped from: into text? */
 	if (st > 0 && !memo_rule(m, n - 1, c.pc) && !rc_cfi_slow(c.pc))
 		return -1;
+	if (stride)
+		*steps = n;
 	if (skip < 0)
 		return 0;
 	*first = (unsigned)(all >= 0 ? all : skip);
@@ -878,6 +974,23 @@ cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
 	/* Kept: raw[all..n), hashed on the way, or the library's. */
 	*hp = all >= 0 ? hash_end(h, k) : hash_pcs(raw + *first, k);
 	return (int)k;
+}
+
+/* The walk alone. */
+__attribute__((noinline, no_sanitize_address)) static int
+cfi_walk(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
+	 uintptr_t *raw, unsigned d, unsigned *first, uint64_t *hp)
+{
+	return cfi_walk_in(pc, sp, bp, frame, raw, 0, NULL, d, first, hp);
+}
+
+/* The walk from a wrapper's frame, its words kept in w (frames in w->f). */
+__attribute__((noinline, no_sanitize_address)) static int
+cfi_walk_kept(uintptr_t pc, uintptr_t sp, uintptr_t bp, const void *frame,
+	      struct walk_last *w, unsigned d, unsigned *first, uint64_t *hp)
+{
+	return cfi_walk_in(pc, sp, bp, frame, w->f, LAST_STEPS, &w->n, d,
+			   first, hp);
 }
 #endif
 
@@ -931,8 +1044,10 @@ capture(unsigned site, const void *frame)
 #ifdef RC_CFI
 	if (atomic_load_explicit(&cfi, memory_order_relaxed) &&
 	    atomic_load_explicit(&uw, memory_order_relaxed) != UW_NONE) {
-		uintptr_t r_pc, r_sp, r_bp;
-		unsigned first = 0;
+		uintptr_t r_pc, r_sp, r_bp, ra, *pcs;
+		struct walk_last *w;
+		unsigned first = 0, cfg = 0;
+		rc_stack_id id;
 		uint64_t h;
 		int k;
 
@@ -941,10 +1056,54 @@ capture(unsigned site, const void *frame)
 				 "mov %%rsp, %1\n\t"
 				 "mov %%rbp, %2"
 				 : "=r"(r_pc), "=r"(r_sp), "=r"(r_bp));
-		k = cfi_walk(r_pc, r_sp, r_bp, frame, raw, d, &first, &h);
+		w = NULL;
+		if (frame && d + SLACK_MAX <= LAST_STEPS) {
+			w = &last[site % LAST_SLOTS];
+			id = last_walk(w, (uintptr_t)frame, d, r_sp);
+			if (id) {
+				cfi_walks++;
+				cfi_repeats++;
+				return id;
+			}
+			/*
+			 * Kept only from a call path's second walk in a row
+			 * (the same frame, returning to the same place): a
+			 * walk not repeated costs what it did.
+			 */
+			ra = (uintptr_t)frame >= r_sp && stack_hi > 16 &&
+			     (uintptr_t)frame <= stack_hi - 16 &&
+			     !((uintptr_t)frame & 7) ?
+			     ((const uintptr_t *)frame)[1] : 0;
+			if (w->seen != (uintptr_t)frame || w->seen_ra != ra) {
+				w->seen = (uintptr_t)frame;
+				w->seen_ra = ra;
+				w = NULL;
+			}
+		}
+		if (w) {
+			/* Before the walk: a change meanwhile makes it stale. */
+			cfg = atomic_load_explicit(&walk_cfg,
+						   memory_order_acquire);
+			w->frame = 0;
+			pcs = w->f;
+			k = cfi_walk_kept(r_pc, r_sp, r_bp, frame, w, d, &first,
+					  &h);
+		} else {
+			pcs = raw;
+			k = cfi_walk(r_pc, r_sp, r_bp, frame, raw, d, &first,
+				     &h);
+		}
 		if (RC_LIKELY(k >= 0)) {
 			cfi_walks++;
-			return k ? depot_get_h(h, raw + first, (unsigned)k) : 0;
+			id = k ? depot_get_h(h, pcs + first, (unsigned)k) : 0;
+			if (w && id) {
+				w->gen = memo.gen;
+				w->cfg = cfg;
+				w->d = d;
+				w->id = id;
+				w->frame = (uintptr_t)frame;
+			}
+			return id;
 		}
 		cfi_falls++;
 	}
@@ -1034,6 +1193,15 @@ void rc_stack_cfi_counts(unsigned long *walks, unsigned long *fallbacks)
 	*fallbacks = cfi_falls;
 }
 
+unsigned long rc_stack_cfi_repeats(void)
+{
+#ifdef RC_CFI
+	return cfi_repeats;
+#else
+	return 0;
+#endif
+}
+
 void rc_stack_set_fast(bool on)
 {
 	atomic_store_explicit(&fast, on, memory_order_relaxed);
@@ -1042,6 +1210,12 @@ void rc_stack_set_fast(bool on)
 void rc_stack_set_skip(bool (*fn)(uintptr_t pc))
 {
 	skip_pc = fn;
+	atomic_fetch_add(&walk_cfg, 1);
+}
+
+void rc_stack_skip_changed(void)
+{
+	atomic_fetch_add(&walk_cfg, 1);
 }
 
 rc_stack_id rc_stack_intern(const uintptr_t *pcs, unsigned n)

@@ -65,6 +65,12 @@ void rc_stack_set_fast(bool on);
 void rc_stack_set_cfi(bool on);
 bool rc_stack_cfi(void);
 void rc_stack_cfi_counts(unsigned long *walks, unsigned long *fallbacks);
+/*
+ * Of those walks, the calling thread's that a capture site repeated from
+ * the same frame over an unchanged stack: its last walk's stack again,
+ * each word the walk read checked, none stepped (counted as walks too).
+ */
+unsigned long rc_stack_cfi_repeats(void);
 
 /*
  * Store (or find) a stack given its frames; at most RC_STACK_MAX_DEPTH are
@@ -85,9 +91,11 @@ unsigned rc_stack_frames(rc_stack_id id, const uintptr_t **pcs);
  * After our own frames, also drop leading frames for which fn is true
  * (librdmacm's, when it calls its own exports), so that stacks start where
  * the program called in; at least one frame is always kept.  Set once at
- * initialisation.
+ * initialisation; whenever fn's answers change, call
+ * rc_stack_skip_changed() (stacks kept from earlier walks are dropped).
  */
 void rc_stack_set_skip(bool (*fn)(uintptr_t pc));
+void rc_stack_skip_changed(void);
 
 /* "libunwind", "libgcc" or "none": which unwinder is in use. */
 const char *rc_stack_unwinder(void);

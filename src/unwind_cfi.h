@@ -159,16 +159,18 @@ struct rc_cfi_cursor {
  * a check failed (a word outside [sp, hi), CFA not above sp): fall back.
  * The return address is checked by the next step (its rule is found only
  * for a pc in a module's text; libunwind stops at one below 0x4000, we
- * fall back), or by rc_cfi_known() when no step follows.
+ * fall back), or by rc_cfi_known() when no step follows.  The rule
+ * applied goes back in *rp (the miss path's, when *rp was 0).
  */
 static inline __attribute__((always_inline, no_sanitize_address)) int
-rc_cfi_apply(struct rc_cfi_cursor *c, uint64_t r)
+rc_cfi_apply_rule(struct rc_cfi_cursor *c, uint64_t *rp)
 {
+	uint64_t r = *rp;
 	uintptr_t cfa, a;
 
 	if (__builtin_expect(!(r & RC_CFI_STEP), 0)) {
 		if (!r)
-			r = rc_cfi_slow(c->pc);
+			r = *rp = rc_cfi_slow(c->pc);
 		if (!(r & RC_CFI_STEP))		/* incl. 0 */
 			return (r & RC_CFI_LAST) ? 0 : -1;
 	}
@@ -187,6 +189,12 @@ rc_cfi_apply(struct rc_cfi_cursor *c, uint64_t r)
 	c->sp = cfa;
 	c->pc = ((const uintptr_t *)cfa)[-1];
 	return 1;
+}
+
+static inline __attribute__((always_inline, no_sanitize_address)) int
+rc_cfi_apply(struct rc_cfi_cursor *c, uint64_t r)
+{
+	return rc_cfi_apply_rule(c, &r);
 }
 
 /* rc_cfi_apply() by the cached rule of c->pc. */

@@ -49,7 +49,7 @@ extern char __start_rc_test_shim[], __stop_rc_test_shim[];
  */
 struct seen {
 	rc_stack_id cfi, cfi_at, uw;
-	unsigned long walks, falls;
+	unsigned long walks, falls, repeats;
 };
 static __thread struct seen seen;
 static uintptr_t (*volatile plugin_fn)(const char *, int, cfi_next_fn);
@@ -59,13 +59,14 @@ static uintptr_t fake_frames[64];	/* zeros: libunwind stops at them */
 __attribute__((section("rc_test_shim"))) CFI_NOINLINE uintptr_t
 fake_call(void)
 {
-	unsigned long w0, f0, w1, f1;
+	unsigned long w0, f0, w1, f1, r0 = rc_stack_cfi_repeats();
 
 	rc_stack_cfi_counts(&w0, &f0);
 	rc_stack_set_cfi(true);
 	seen.cfi = rc_stack_capture();
 	seen.cfi_at = rc_stack_capture_at(1, __builtin_frame_address(0));
 	rc_stack_cfi_counts(&w1, &f1);
+	seen.repeats = rc_stack_cfi_repeats() - r0;
 	rc_stack_set_cfi(false);
 	seen.uw = rc_stack_capture();
 	rc_stack_set_cfi(true);
@@ -83,12 +84,16 @@ static CFI_NOINLINE uintptr_t fp_step(const char *path, int i)
 	return r + 1;
 }
 
+/* 'R', 'B' are sound while this is set (test_repeat_spoiled). */
+static volatile bool steps_sound;
+
 /* 'R': the return address of this frame is wrong while it captures. */
 static CFI_NOINLINE uintptr_t bad_ra_step(const char *path, int i)
 {
 	uintptr_t *fp = __builtin_frame_address(0), saved = fp[1], r;
 
-	fp[1] = (uintptr_t)&fake_frames[8];	/* readable, not text */
+	if (!steps_sound)
+		fp[1] = (uintptr_t)&fake_frames[8]; /* readable, not text */
 	__asm__ volatile("" ::: "memory");
 	r = cfi_next(path, i + 1);
 	CFI_KEEP(r);
@@ -102,7 +107,8 @@ static CFI_NOINLINE uintptr_t bad_bp_step(const char *path, int i)
 {
 	uintptr_t *fp = __builtin_frame_address(0), saved = fp[0], r;
 
-	fp[0] = (uintptr_t)&fake_frames[16];
+	if (!steps_sound)
+		fp[0] = (uintptr_t)&fake_frames[16];
 	__asm__ volatile("" ::: "memory");
 	r = cfi_next(path, i + 1);
 	CFI_KEEP(r);
@@ -200,6 +206,7 @@ static void check_path(const char *path, unsigned min, bool falls)
 	ck_assert_uint_ge(rc_stack_frames(seen.cfi, &pcs), min);
 	if (falls) {
 		ck_assert_msg(seen.falls == 2, "path %s: no fallback", path);
+		ck_assert_msg(!seen.repeats, "path %s: repeated", path);
 	} else {
 		ck_assert_msg(seen.walks == 2 && seen.falls == 0,
 			      "path %s: the CFI walk did not make it", path);
@@ -224,6 +231,161 @@ START_TEST(test_chains)
 		check_path(paths[i], strlen(paths[i]) + 1, false);
 		check_path(paths[i], strlen(paths[i]) + 1, false);
 	}
+}
+END_TEST
+
+/*
+ * A round of run_rounds(): before it, hook(j) sets what round j does
+ * (steps_sound, the library's range) and what check_path() expects of
+ * it (the least frames, a fallback); after it, whether its capture from
+ * the frame repeated a kept walk (src/stack.c, last_walk) and its frames.
+ */
+struct round {
+	unsigned min;
+	bool falls;
+	unsigned long repeats;
+	rc_stack_id at;
+};
+#define ROUNDS_MAX 8
+static struct round rounds[ROUNDS_MAX];
+
+/*
+ * Run path n times from one call site: the stack each round sees is the
+ * same but for what the hook changes (a loop unrolled or split by the
+ * compiler would call from several places: n is opaque, and the body
+ * does the same each round).
+ */
+static CFI_NOINLINE void run_rounds(const char *path, unsigned n,
+				    void (*hook)(unsigned j))
+{
+	unsigned j;
+
+	__asm__("" : "+r"(n));
+	for (j = 0; j < n && j < ROUNDS_MAX; j++) {
+		hook(j);
+		check_path(path, rounds[j].min, rounds[j].falls);
+		rounds[j].repeats = seen.repeats;
+		rounds[j].at = seen.cfi_at;
+	}
+}
+
+static void hook_plain(unsigned j)
+{
+	rounds[j].min = 1;
+	rounds[j].falls = false;
+}
+
+/*
+ * At the default depth a site's capture from the same frame over the
+ * same stack repeats its last walk: the same frames as libunwind's,
+ * from the third time on without a step (a walk is kept when the last
+ * capture was from the same frame, returning to the same place: the
+ * second of a new path, or its first when the last path's frame was
+ * there too).
+ */
+START_TEST(test_repeat)
+{
+	static const char *const paths[] = {
+		"", "f", "o", "a", "r", "fofaorfo", "arararar",
+		"ffffffffffooooooooooaaaaaaaaaarrrrrrrrrrffffffffff",
+	};
+	unsigned i, j;
+
+	rc_stack_set_depth(16);
+	warm_up();
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		run_rounds(paths[i], 4, hook_plain);
+		for (j = 0; j < 4; j++)
+			ck_assert_msg(j == 1 || rounds[j].repeats == (j > 1),
+				      "path %s: repeated %lu at %u", paths[i],
+				      rounds[j].repeats, j);
+	}
+	/* Another depth: walked again. */
+	rc_stack_set_depth(8);
+	run_rounds(paths[5], 1, hook_plain);
+	ck_assert_uint_eq(rounds[0].repeats, 0);
+}
+END_TEST
+
+/* Sound but for round 3. */
+static void hook_spoil(unsigned j)
+{
+	steps_sound = j != 3;
+	rounds[j].min = steps_sound ? 4 : 2;
+	rounds[j].falls = !steps_sound;
+}
+
+/*
+ * A return address, or a saved rbp that only the frames above depend
+ * on, changed since the walk was kept: not repeated; the walk finds the
+ * change and hands the capture over, as it does the first time.
+ */
+START_TEST(test_repeat_spoiled)
+{
+	static const char *const paths[] = { "fRf", "aBf", "oooBooo" };
+	unsigned i, j;
+
+	rc_stack_set_depth(16);
+	warm_up();
+	for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+		run_rounds(paths[i], 6, hook_spoil);
+		for (j = 0; j < 6; j++)
+			ck_assert_msg(j == 1 || j == 4 || rounds[j].repeats ==
+				      (j == 2 || j == 5),
+				      "path %s: repeated %lu at %u", paths[i],
+				      rounds[j].repeats, j);
+	}
+}
+END_TEST
+
+/* The library's range, for test_repeat_skip: empty at first. */
+static uintptr_t lib_lo, lib_hi;
+
+static bool lib_pc(uintptr_t pc)
+{
+	return pc - lib_lo < lib_hi - lib_lo;
+}
+
+/* From round 3 on, the function that frame #0 returns into is the
+ * library's (as interpose.c says when its ranges grow). */
+static void hook_grow(unsigned j)
+{
+	const uintptr_t *pcs;
+	Dl_info di;
+
+	hook_plain(j);
+	rounds[j].min = 2;
+	if (j != 3)
+		return;
+	ck_assert_uint_ge(rc_stack_frames(rounds[2].at, &pcs), 1);
+	ck_assert(dladdr((void *)(pcs[0] - 1), &di));
+	ck_assert_ptr_eq(di.dli_saddr, (void *)cfi_next);
+	lib_lo = (uintptr_t)di.dli_saddr;
+	lib_hi = pcs[0] + 1;
+	rc_stack_skip_changed();
+}
+
+/*
+ * A frame the walk kept because it was not the library's is now: not
+ * repeated, dropped as libunwind's capture drops it.
+ */
+START_TEST(test_repeat_skip)
+{
+	const uintptr_t *pcs;
+	unsigned j;
+
+	rc_stack_set_depth(16);
+	rc_stack_set_skip(lib_pc);
+	warm_up();
+	run_rounds("ff", 5, hook_grow);
+	for (j = 0; j < 5; j++) {
+		ck_assert_msg(j == 1 || rounds[j].repeats ==
+			      (j == 2 || j == 4),
+			      "repeated %lu at %u", rounds[j].repeats, j);
+		ck_assert_uint_ge(rc_stack_frames(rounds[j].at, &pcs), 2);
+		ck_assert(j < 3 || !lib_pc(pcs[0]));
+	}
+	rc_stack_set_skip(NULL);
 }
 END_TEST
 
@@ -469,6 +631,9 @@ int main(void)
 	tcase_set_timeout(tc, 60);
 	tcase_add_test(tc, test_chains);
 	tcase_add_test(tc, test_depths);
+	tcase_add_test(tc, test_repeat);
+	tcase_add_test(tc, test_repeat_spoiled);
+	tcase_add_test(tc, test_repeat_skip);
 	tcase_add_test(tc, test_plugin);
 	tcase_add_test(tc, test_thread);
 	tcase_add_test(tc, test_reload);
