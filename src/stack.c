@@ -20,7 +20,8 @@
  * walk from a wrapper's frame is kept per thread (where it read each
  * word, and what it found) once a call path repeats: while those words
  * hold, the next capture there is the same stack, checked word by word
- * instead of stepped, hashed and looked up (last_walk).
+ * instead of stepped, hashed and looked up (last_walk; fast_unwind's
+ * walk likewise, last_fp_walk).
  *
  * unw_backtrace() gives every thread a 256 KiB frame cache on its first
  * call (whatever unw_set_caching_policy says): ~90 us of page faults.  A
@@ -735,6 +736,8 @@ struct walk_last {
 	uintptr_t frame;		/* the wrapper's frame; 0: none */
 	unsigned gen, cfg, d, n;	/* memo.gen, walk_cfg, depth, frames */
 	rc_stack_id id;
+	/* fp_walk's (fast_unwind): f holds n (address, word) pairs. */
+	bool fp;
 	uintptr_t f[WF_ROWS * LAST_STEPS];
 };
 
@@ -752,7 +755,7 @@ rc_stack_id last_walk(const struct walk_last *w, uintptr_t frame,
 	const uintptr_t *p = w->f, *end = w->f + w->n, *a;
 	uint64_t r;
 
-	if (w->frame != frame || w->d != d ||
+	if (w->frame != frame || w->d != d || w->fp ||
 	    w->gen != atomic_load_explicit(&rc_cfi_gen,
 					   memory_order_acquire) + 1 ||
 	    w->cfg != atomic_load_explicit(&walk_cfg, memory_order_acquire) ||
@@ -770,6 +773,50 @@ rc_stack_id last_walk(const struct walk_last *w, uintptr_t frame,
 			return 0;
 	}
 	return w->id;
+}
+
+/*
+ * The stack of fp_walk's walk kept in w, if it starts at frame and each
+ * word it read, (address, word) pairs, still holds (0 if not): the walk
+ * is a function of those, of the rule cache's generation (which pcs
+ * return into text), walk_cfg, the depth and this thread's stack bounds.
+ */
+static inline __attribute__((always_inline, no_sanitize_address))
+rc_stack_id last_fp_walk(const struct walk_last *w, uintptr_t frame,
+			 unsigned d, uintptr_t sp)
+{
+	const uintptr_t *p = w->f, *end = w->f + 2 * w->n;
+
+	if (w->frame != frame || w->d != d || !w->fp ||
+	    w->gen != atomic_load_explicit(&rc_cfi_gen,
+					   memory_order_acquire) + 1 ||
+	    w->cfg != atomic_load_explicit(&walk_cfg, memory_order_acquire) ||
+	    frame < sp || sp < stack_lo || sp >= stack_hi)
+		return 0;
+	for (; p < end; p += 2)
+		if (*(const uintptr_t *)p[0] != p[1])
+			return 0;
+	return w->id;
+}
+
+/*
+ * The slot of site for a walk from frame to be kept in, or NULL: only
+ * from a call path's second capture in a row (the same frame, returning
+ * to the same place), so that a walk not repeated costs what it did.
+ */
+static inline __attribute__((always_inline, no_sanitize_address))
+struct walk_last *repeat_slot(unsigned site, uintptr_t frame, uintptr_t sp)
+{
+	struct walk_last *w = &last[site % LAST_SLOTS];
+	uintptr_t ra = frame >= sp && stack_hi > 16 && frame <= stack_hi - 16 &&
+		       !(frame & 7) ? ((const uintptr_t *)frame)[1] : 0;
+
+	if (w->seen != frame || w->seen_ra != ra) {
+		w->seen = frame;
+		w->seen_ra = ra;
+		return NULL;
+	}
+	return w;
 }
 
 /* rc_cfi_known(pc), for kept frame i of fp_walk. */
@@ -797,7 +844,8 @@ memo_known(struct walk_memo *m, unsigned i, uintptr_t pc)
  * The frames' hash_pcs() in *hp.
  */
 __attribute__((noinline, no_sanitize_address)) static unsigned
-fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp)
+fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp,
+	uintptr_t *kept, unsigned *nkept)
 {
 	uint64_t h = HASH_INIT;
 	uintptr_t fp = (uintptr_t)frame, lo, hi, next, pc;
@@ -829,6 +877,12 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp)
 			break;
 		pc = ((const uintptr_t *)fp)[1];
 #ifdef RC_CFI
+		/* What the walk read, for last_fp_walk to check. */
+		if (kept) {
+			*kept++ = fp + sizeof(uintptr_t);
+			*kept++ = pc;
+			++*nkept;
+		}
 		/*
 		 * The CFI rule cache knows every return address seen: no
 		 * dl_iterate_phdr() (the loader's lock) on each capture.
@@ -850,6 +904,13 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp)
 		out[n++] = pc;
 		h = hash_step(h, pc);
 		next = ((const uintptr_t *)fp)[0];
+#ifdef RC_CFI
+		if (kept) {
+			*kept++ = fp;
+			*kept++ = next;
+			++*nkept;
+		}
+#endif
 		if (next <= fp)
 			break;
 		fp = next;
@@ -857,6 +918,7 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp)
 #else
 	(void)fp; (void)lo; (void)hi; (void)next; (void)pc; (void)sp;
 	(void)slo; (void)shi; (void)seg; (void)m; (void)max; (void)out;
+	(void)kept; (void)nkept;
 #endif
 	*hp = hash_end(h, n);
 	return n;
@@ -1036,15 +1098,54 @@ capture(unsigned site, const void *frame)
 	d = atomic_load_explicit(&depth, memory_order_relaxed);
 	if (frame && atomic_load_explicit(&fast, memory_order_relaxed)) {
 		uint64_t h;
+#ifdef RC_CFI
+		uintptr_t f = (uintptr_t)frame;
+		uintptr_t here = (uintptr_t)__builtin_frame_address(0);
+		struct walk_last *w = NULL;
+		unsigned cfg = 0;
+		rc_stack_id id;
 
-		n = fp_walk(frame, raw, d, &h);
+		/* As the CFI walk's below: kept once the path repeats. */
+		if (2 * d + 1 <= RC_ARRAY_SIZE(w->f) / 2) {
+			w = &last[site % LAST_SLOTS];
+			id = last_fp_walk(w, f, d, here);
+			if (id) {
+				cfi_repeats++;
+				return id;
+			}
+			w = repeat_slot(site, f, here);
+		}
+		if (w) {
+			cfg = atomic_load_explicit(&walk_cfg,
+						   memory_order_acquire);
+			w->frame = 0;
+			w->n = 0;
+			n = fp_walk(frame, raw, d, &h, w->f, &w->n);
+		} else {
+			n = fp_walk(frame, raw, d, &h, NULL, NULL);
+		}
+		if (n) {
+			id = depot_get_h(h, raw, n);
+			if (w && id) {
+				w->fp = true;
+				w->gen = memo.gen;
+				w->cfg = cfg;
+				w->d = d;
+				w->id = id;
+				w->frame = f;
+			}
+			return id;
+		}
+#else
+		n = fp_walk(frame, raw, d, &h, NULL, NULL);
 		if (n)
 			return depot_get_h(h, raw, n);
+#endif
 	}
 #ifdef RC_CFI
 	if (atomic_load_explicit(&cfi, memory_order_relaxed) &&
 	    atomic_load_explicit(&uw, memory_order_relaxed) != UW_NONE) {
-		uintptr_t r_pc, r_sp, r_bp, ra, *pcs;
+		uintptr_t r_pc, r_sp, r_bp, *pcs;
 		struct walk_last *w;
 		unsigned first = 0, cfg = 0;
 		rc_stack_id id;
@@ -1065,20 +1166,7 @@ capture(unsigned site, const void *frame)
 				cfi_repeats++;
 				return id;
 			}
-			/*
-			 * Kept only from a call path's second walk in a row
-			 * (the same frame, returning to the same place): a
-			 * walk not repeated costs what it did.
-			 */
-			ra = (uintptr_t)frame >= r_sp && stack_hi > 16 &&
-			     (uintptr_t)frame <= stack_hi - 16 &&
-			     !((uintptr_t)frame & 7) ?
-			     ((const uintptr_t *)frame)[1] : 0;
-			if (w->seen != (uintptr_t)frame || w->seen_ra != ra) {
-				w->seen = (uintptr_t)frame;
-				w->seen_ra = ra;
-				w = NULL;
-			}
+			w = repeat_slot(site, (uintptr_t)frame, r_sp);
 		}
 		if (w) {
 			/* Before the walk: a change meanwhile makes it stale. */
@@ -1097,6 +1185,7 @@ capture(unsigned site, const void *frame)
 			cfi_walks++;
 			id = k ? depot_get_h(h, pcs + first, (unsigned)k) : 0;
 			if (w && id) {
+				w->fp = false;
 				w->gen = memo.gen;
 				w->cfg = cfg;
 				w->d = d;

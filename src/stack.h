@@ -66,9 +66,10 @@ void rc_stack_set_cfi(bool on);
 bool rc_stack_cfi(void);
 void rc_stack_cfi_counts(unsigned long *walks, unsigned long *fallbacks);
 /*
- * Of those walks, the calling thread's that a capture site repeated from
- * the same frame over an unchanged stack: its last walk's stack again,
- * each word the walk read checked, none stepped (counted as walks too).
+ * The calling thread's captures that a capture site repeated from the
+ * same frame over an unchanged stack: its last walk's stack again, each
+ * word the walk read checked, none stepped.  A CFI walk's count as walks
+ * too; fast_unwind's frame-pointer walks are counted here alone.
  */
 unsigned long rc_stack_cfi_repeats(void);
 

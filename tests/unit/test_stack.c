@@ -1005,6 +1005,78 @@ START_TEST(test_fast_garbage)
 }
 END_TEST
 
+/* fast_from's capture, its id: the same site and frame each time. */
+NOINLINE static rc_stack_id fast_id(const uintptr_t *rec)
+{
+	rc_stack_id id;
+
+	rc_stack_set_fast(true);
+	id = rc_stack_capture_at(2, rec);
+	rc_stack_set_fast(false);
+	KEEP();
+	return id;
+}
+
+/*
+ * fast_unwind: a site's capture from one frame over an unchanged chain
+ * of frame records repeats its last walk (src/stack.c, last_fp_walk)
+ * from the third time on (the second keeps it); any word the walk read
+ * that changed, the return address that stopped it included, makes it
+ * walk again, as does another depth.
+ */
+START_TEST(test_fast_repeat)
+{
+	uintptr_t rec[6], pc = (uintptr_t)chain_a + 1;
+	const uintptr_t *pcs;
+	rc_stack_id id[3], again;
+	unsigned long r0;
+	unsigned i;
+
+	ck_assert_int_eq(rc_stack_use_unwinder("none"), 0);
+	rec[0] = (uintptr_t)&rec[2];
+	rec[1] = pc;
+	rec[2] = (uintptr_t)&rec[4];
+	rec[3] = pc;
+	rec[4] = 0;
+	rec[5] = 0x1234;	/* not code: read, and the walk stops */
+	r0 = rc_stack_cfi_repeats();
+	for (i = 0; i < 3; i++)
+		id[i] = fast_id(rec);
+	ck_assert_uint_eq(rc_stack_cfi_repeats() - r0, 1);
+	ck_assert_uint_eq(rc_stack_frames(id[0], &pcs), 2);
+	ck_assert_uint_eq(id[1], id[0]);
+	ck_assert_uint_eq(id[2], id[0]);
+	/* The word that stopped the walk is code now: three frames. */
+	rec[5] = pc;
+	r0 = rc_stack_cfi_repeats();
+	again = fast_id(rec);
+	ck_assert_uint_eq(rc_stack_cfi_repeats(), r0);
+	ck_assert_uint_eq(rc_stack_frames(again, &pcs), 3);
+	ck_assert_uint_eq(fast_id(rec), again);		/* kept anew */
+	ck_assert_uint_eq(rc_stack_cfi_repeats() - r0, 1);
+	/* A return address in the middle. */
+	rec[3] = (uintptr_t)chain_b + 1;
+	again = fast_id(rec);
+	ck_assert_uint_eq(rc_stack_cfi_repeats() - r0, 1);
+	ck_assert_uint_eq(rc_stack_frames(again, &pcs), 3);
+	ck_assert_uint_eq(pcs[1], (uintptr_t)chain_b + 1);
+	/* A link: the chain ends one record early. */
+	ck_assert_uint_eq(fast_id(rec), again);
+	ck_assert_uint_eq(rc_stack_cfi_repeats() - r0, 2);
+	rec[2] = 8;
+	again = fast_id(rec);
+	ck_assert_uint_eq(rc_stack_cfi_repeats() - r0, 2);
+	ck_assert_uint_eq(rc_stack_frames(again, &pcs), 2);
+	/* Another depth. */
+	ck_assert_uint_eq(fast_id(rec), again);
+	rc_stack_set_depth(1);
+	ck_assert_uint_eq(rc_stack_frames(fast_id(rec), &pcs), 1);
+	ck_assert_uint_eq(rc_stack_cfi_repeats() - r0, 3);
+	rc_stack_set_depth(16);
+	ck_assert_int_eq(rc_stack_use_unwinder("libunwind"), 0);
+}
+END_TEST
+
 START_TEST(test_default_self_range)
 {
 	const uintptr_t *pcs;
@@ -1244,6 +1316,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_libgcc_fallback);
 	tcase_add_test(tc, test_fast_same_frames);
 	tcase_add_test(tc, test_fast_garbage);
+	tcase_add_test(tc, test_fast_repeat);
 	tcase_add_test(tc, test_default_self_range);
 	tcase_add_test(tc, test_no_libunwind);
 	tcase_add_test(tc, test_fork_child);
