@@ -642,6 +642,16 @@ static inline bool thread_stack(uintptr_t *lo, uintptr_t *hi)
 	return stack_hi > 1;
 }
 
+bool rc_stack_holds(const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p, lo, hi;
+	uintptr_t sp = (uintptr_t)__builtin_frame_address(0);
+
+	/* On this thread's stack (not a signal stack), above us: mapped. */
+	return thread_stack(&lo, &hi) && sp >= lo && sp < hi && a >= sp &&
+	       a < hi && len <= hi - a;
+}
+
 #ifdef RC_CFI
 /*
  * Per thread, the rules of the last walks' frames by frame number: a

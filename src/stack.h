@@ -98,6 +98,15 @@ unsigned rc_stack_frames(rc_stack_id id, const uintptr_t **pcs);
 void rc_stack_set_skip(bool (*fn)(uintptr_t pc));
 void rc_stack_skip_changed(void);
 
+/*
+ * Whether [p, p + len) lies in the calling thread's stack, above the
+ * caller's frame: memory that is there to read (rc_peek's fast path; an
+ * argument in the caller's locals).  False on a signal stack, or when
+ * the stack's bounds are unknown.  Not from a signal handler: the first
+ * call in a thread asks pthread_getattr_np().
+ */
+bool rc_stack_holds(const void *p, size_t len);
+
 /* "libunwind", "libgcc" or "none": which unwinder is in use. */
 const char *rc_stack_unwinder(void);
 

@@ -13,7 +13,6 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
-#include <sys/uio.h>
 
 #include "rdmacheck.h"
 
@@ -33,25 +32,6 @@ void rc_warn(const char *fmt, ...)
 	/* One write(2): lines from threads do not interleave. */
 	if (write(STDERR_FILENO, buf, n) < 0)
 		return;
-}
-
-bool rc_peek(void *dst, const void *src, size_t len)
-{
-	struct iovec local = { dst, len }, remote = { (void *)src, len };
-	ssize_t n;
-
-	if (!src)
-		return false;
-	/* The kernel checks the range: EFAULT instead of a SIGSEGV. */
-	n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
-	if (n == (ssize_t)len)
-		return true;
-	if (n < 0 && (errno == ENOSYS || errno == EPERM)) {
-		/* Not allowed here (seccomp): trust the pointer. */
-		memcpy(dst, src, len);
-		return true;
-	}
-	return false;
 }
 
 uint64_t rc_now_ms(void)

@@ -23,6 +23,7 @@
 #include <link.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -1077,6 +1078,61 @@ START_TEST(test_fast_repeat)
 }
 END_TEST
 
+/* The address of a local of a frame that is gone when we look. */
+static volatile uintptr_t gone_at;
+
+NOINLINE static const void *gone_local(void)
+{
+	volatile char here[64];
+
+	here[0] = 1;
+	gone_at = (uintptr_t)here;
+	return (const void *)gone_at;
+}
+
+static volatile int on_altstack;
+
+static void altstack_handler(int sig)
+{
+	char local[16] = { 0 };
+
+	(void)sig;
+	on_altstack = rc_stack_holds(local, sizeof(local)) ? 1 : 2;
+}
+
+/*
+ * rc_stack_holds (rc_peek's fast path): a caller's local, yes; the heap,
+ * a frame below ours, a range past the stack's top, or a local on a
+ * signal stack, no.
+ */
+START_TEST(test_stack_holds)
+{
+	char local[32] = { 0 }, *heap = malloc(32);
+	static char alt[64 * 1024];
+	stack_t ss = { .ss_sp = alt, .ss_size = sizeof(alt) }, old;
+	struct sigaction sa, osa;
+	uintptr_t lo, hi;
+
+	ck_assert(rc_stack_holds(local, sizeof(local)));
+	ck_assert(!rc_stack_holds(heap, 32));
+	ck_assert(!rc_stack_holds(alt, 16));
+	ck_assert(!rc_stack_holds(gone_local(), 8));
+	ck_assert(!rc_stack_holds(local, (size_t)-1));
+	rc_stack_get_self_range(&lo, &hi);	/* our text: not the stack */
+	ck_assert(!rc_stack_holds((const void *)lo, 8));
+	free(heap);
+	ck_assert_int_eq(sigaltstack(&ss, &old), 0);
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = altstack_handler;
+	sa.sa_flags = SA_ONSTACK;
+	ck_assert_int_eq(sigaction(SIGUSR1, &sa, &osa), 0);
+	raise(SIGUSR1);
+	ck_assert_int_eq(on_altstack, 2);
+	ck_assert_int_eq(sigaction(SIGUSR1, &osa, NULL), 0);
+	ck_assert_int_eq(sigaltstack(&old, NULL), 0);
+}
+END_TEST
+
 START_TEST(test_default_self_range)
 {
 	const uintptr_t *pcs;
@@ -1317,6 +1373,7 @@ int main(int argc, char **argv)
 	tcase_add_test(tc, test_fast_same_frames);
 	tcase_add_test(tc, test_fast_garbage);
 	tcase_add_test(tc, test_fast_repeat);
+	tcase_add_test(tc, test_stack_holds);
 	tcase_add_test(tc, test_default_self_range);
 	tcase_add_test(tc, test_no_libunwind);
 	tcase_add_test(tc, test_fork_child);
