@@ -755,6 +755,35 @@ static RC_TLS struct walk_last last[LAST_SLOTS];
 static RC_TLS unsigned long cfi_repeats;
 
 /*
+ * Whether w keeps a walk of this kind (fp: fp_walk's) from frame at depth
+ * d that what seldom moves still allows; sp is the capture's.
+ */
+static inline __attribute__((always_inline)) bool
+kept_for(const struct walk_last *w, bool fp, uintptr_t frame, unsigned d,
+	 uintptr_t sp)
+{
+	return w->frame == frame && w->d == d && w->fp == fp &&
+	       w->gen == atomic_load_explicit(&rc_cfi_gen,
+					      memory_order_acquire) + 1 &&
+	       w->cfg == atomic_load_explicit(&walk_cfg,
+					      memory_order_acquire) &&
+	       frame >= sp && sp >= stack_lo && sp < stack_hi;
+}
+
+/* A walk from frame at depth d, its words just put in w, gave id. */
+static inline __attribute__((always_inline)) void
+keep(struct walk_last *w, bool fp, uintptr_t frame, unsigned d,
+     unsigned cfg, rc_stack_id id)
+{
+	w->fp = fp;
+	w->gen = memo.gen;
+	w->cfg = cfg;
+	w->d = d;
+	w->id = id;
+	w->frame = frame;
+}
+
+/*
  * The stack of the walk kept in w, if it starts at frame and every word
  * it read still holds what it did (0 if not); sp is the capture's.
  */
@@ -765,11 +794,7 @@ rc_stack_id last_walk(const struct walk_last *w, uintptr_t frame,
 	const uintptr_t *p = w->f, *end = w->f + w->n, *a;
 	uint64_t r;
 
-	if (w->frame != frame || w->d != d || w->fp ||
-	    w->gen != atomic_load_explicit(&rc_cfi_gen,
-					   memory_order_acquire) + 1 ||
-	    w->cfg != atomic_load_explicit(&walk_cfg, memory_order_acquire) ||
-	    frame < sp || sp < stack_lo || sp >= stack_hi)
+	if (!kept_for(w, false, frame, d, sp))
 		return 0;
 	/* A pointer down the rows: each word at a constant offset from it. */
 #pragma GCC unroll 4
@@ -797,11 +822,7 @@ rc_stack_id last_fp_walk(const struct walk_last *w, uintptr_t frame,
 {
 	const uintptr_t *p = w->f, *end = w->f + 2 * w->n;
 
-	if (w->frame != frame || w->d != d || !w->fp ||
-	    w->gen != atomic_load_explicit(&rc_cfi_gen,
-					   memory_order_acquire) + 1 ||
-	    w->cfg != atomic_load_explicit(&walk_cfg, memory_order_acquire) ||
-	    frame < sp || sp < stack_lo || sp >= stack_hi)
+	if (!kept_for(w, true, frame, d, sp))
 		return 0;
 	for (; p < end; p += 2)
 		if (*(const uintptr_t *)p[0] != p[1])
@@ -887,8 +908,12 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp,
 			break;
 		pc = ((const uintptr_t *)fp)[1];
 #ifdef RC_CFI
-		/* What the walk read, for last_fp_walk to check. */
-		if (kept) {
+		/*
+		 * What the walk read, for last_fp_walk to check; nothing for
+		 * a walk that gives no frame, which leaves the slot to the
+		 * CFI walk that follows it.
+		 */
+		if (kept && n) {
 			*kept++ = fp + sizeof(uintptr_t);
 			*kept++ = pc;
 			++*nkept;
@@ -911,6 +936,13 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp,
 		/* Ours or librdmacm's: no frame pointers to follow. */
 		if (!n && (pc - slo < shi - slo || (sp && sp(pc))))
 			return 0;
+#ifdef RC_CFI
+		if (kept && !n) {
+			*kept++ = fp + sizeof(uintptr_t);
+			*kept++ = pc;
+			++*nkept;
+		}
+#endif
 		out[n++] = pc;
 		h = hash_step(h, pc);
 		next = ((const uintptr_t *)fp)[0];
@@ -1126,24 +1158,23 @@ capture(unsigned site, const void *frame)
 			w = repeat_slot(site, f, here);
 		}
 		if (w) {
+			unsigned nk = 0;
+
 			cfg = atomic_load_explicit(&walk_cfg,
 						   memory_order_acquire);
-			w->frame = 0;
-			w->n = 0;
-			n = fp_walk(frame, raw, d, &h, w->f, &w->n);
+			n = fp_walk(frame, raw, d, &h, w->f, &nk);
+			/* Its words written over what w kept, if any. */
+			if (nk) {
+				w->frame = 0;
+				w->n = nk;
+			}
 		} else {
 			n = fp_walk(frame, raw, d, &h, NULL, NULL);
 		}
 		if (n) {
 			id = depot_get_h(h, raw, n);
-			if (w && id) {
-				w->fp = true;
-				w->gen = memo.gen;
-				w->cfg = cfg;
-				w->d = d;
-				w->id = id;
-				w->frame = f;
-			}
+			if (w && id)
+				keep(w, true, f, d, cfg, id);
 			return id;
 		}
 #else
@@ -1194,14 +1225,8 @@ capture(unsigned site, const void *frame)
 		if (RC_LIKELY(k >= 0)) {
 			cfi_walks++;
 			id = k ? depot_get_h(h, pcs + first, (unsigned)k) : 0;
-			if (w && id) {
-				w->fp = false;
-				w->gen = memo.gen;
-				w->cfg = cfg;
-				w->d = d;
-				w->id = id;
-				w->frame = (uintptr_t)frame;
-			}
+			if (w && id)
+				keep(w, false, (uintptr_t)frame, d, cfg, id);
 			return id;
 		}
 		cfi_falls++;

@@ -389,6 +389,37 @@ START_TEST(test_repeat_skip)
 }
 END_TEST
 
+/*
+ * fast_unwind=1 where the frame-pointer walk gives up at the first frame
+ * (the library's, as a call librdmacm makes to its own export): the CFI
+ * walk that follows repeats as it does without fast_unwind, since the
+ * walk that gave nothing left the kept walk alone.
+ */
+START_TEST(test_repeat_fast_fallback)
+{
+	const uintptr_t *pcs;
+	Dl_info di;
+	unsigned j;
+
+	rc_stack_set_depth(16);
+	warm_up();
+	run_rounds("ff", 1, hook_plain);
+	ck_assert_uint_ge(rc_stack_frames(rounds[0].at, &pcs), 1);
+	ck_assert(dladdr((void *)(pcs[0] - 1), &di));
+	lib_lo = (uintptr_t)di.dli_saddr;
+	lib_hi = pcs[0] + 1;
+	rc_stack_set_skip(lib_pc);
+	rc_stack_set_fast(true);
+	run_rounds("ff", 4, hook_plain);
+	rc_stack_set_fast(false);
+	rc_stack_set_skip(NULL);
+	lib_lo = lib_hi = 0;
+	for (j = 0; j < 4; j++)
+		ck_assert_msg(j == 1 || rounds[j].repeats == (j > 1),
+			      "repeated %lu at %u", rounds[j].repeats, j);
+}
+END_TEST
+
 /* The depth cut: exactly the first frames of the full stack. */
 START_TEST(test_depths)
 {
@@ -634,6 +665,7 @@ int main(void)
 	tcase_add_test(tc, test_repeat);
 	tcase_add_test(tc, test_repeat_spoiled);
 	tcase_add_test(tc, test_repeat_skip);
+	tcase_add_test(tc, test_repeat_fast_fallback);
 	tcase_add_test(tc, test_plugin);
 	tcase_add_test(tc, test_thread);
 	tcase_add_test(tc, test_reload);
