@@ -1972,8 +1972,7 @@ bool rc_start_function(const char *module, const char *name)
 	/* libc.so.6; libc-2.31.so before glibc 2.34 */
 	if (strncmp(base, "libc.so", 7) && strncmp(base, "libc-", 5))
 		return false;
-	for (i = 0; i < sizeof(start_functions) / sizeof(start_functions[0]);
-	     i++)
+	for (i = 0; i < RC_ARRAY_SIZE(start_functions); i++)
 		if (!strcmp(name, start_functions[i]))
 			return true;
 	return false;
@@ -2060,16 +2059,18 @@ void rc_symbolize(uintptr_t pc, struct rc_frame *out)
 		*out = ce->f;
 	} else {
 		m = module_for(pc - 1);
-		if (m && !(rc_symbolize_dw &&
-			   rc_symbolize_dw(m->path, pc - m->base,
-					   plain_dwarf(m), out)))
+		if (m && rc_symbolize_dw &&
+		    rc_symbolize_dw(m->path, pc - m->base, plain_dwarf(m),
+				    out)) {
+			/* libdw's start code too (see start_functions) */
+			if (rc_start_function(out->module, out->function)) {
+				out->file = NULL;
+				out->line = 0;
+				out->inl = NULL;
+				out->ninl = 0;
+			}
+		} else if (m) {
 			fill_frame(m, pc, out);
-		if (rc_start_function(out->module, out->function)) {
-			/* libdw's too (see start_functions) */
-			out->file = NULL;
-			out->line = 0;
-			out->inl = NULL;
-			out->ninl = 0;
 		}
 		cache_put(out);
 	}
