@@ -148,6 +148,22 @@ lo_expect()
 	return $_ok
 }
 
+# lo_expect_outputs DIR: server.out and client.out in DIR match
+# LO_SERVER_EXPECT and LO_CLIENT_EXPECT (each regex a line of them).
+lo_expect_outputs()
+{
+	_outs=0
+	_old_ifs=$IFS
+	IFS='
+'
+	# shellcheck disable=SC2086
+	lo_expect "$1/server.out" ${LO_SERVER_EXPECT:-} || _outs=1
+	# shellcheck disable=SC2086
+	lo_expect "$1/client.out" ${LO_CLIENT_EXPECT:-} || _outs=1
+	IFS=$_old_ifs
+	return $_outs
+}
+
 lo_show()
 {
 	for _f in "$@"; do
@@ -302,14 +318,7 @@ lo_run_pair()
 	fi
 	lo_spid=
 
-	_old_ifs=$IFS
-	IFS='
-'
-	# shellcheck disable=SC2086
-	lo_expect "$_d/server.out" ${LO_SERVER_EXPECT:-} || _status=1
-	# shellcheck disable=SC2086
-	lo_expect "$_d/client.out" ${LO_CLIENT_EXPECT:-} || _status=1
-	IFS=$_old_ifs
+	lo_expect_outputs "$_d" || _status=1
 	if [ -n "${LO_CLIENT_REJECT:-}" ] &&
 	   grep -Eq -- "$LO_CLIENT_REJECT" "$_d/client.out"; then
 		lo_log "  client output matches /$LO_CLIENT_REJECT/"

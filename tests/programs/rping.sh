@@ -41,14 +41,7 @@ rping_cm_race()
 	[ "$4" = 0 ] || return 1
 	tail -n 1 "$_dir/server.err" | grep -q '^rdma_get_cm_event: ' ||
 		return 1
-	_old_ifs=$IFS
-	IFS='
-'
-	# shellcheck disable=SC2086
-	lo_expect "$_dir/server.out" $LO_SERVER_EXPECT || return 1
-	# shellcheck disable=SC2086
-	lo_expect "$_dir/client.out" $LO_CLIENT_EXPECT || return 1
-	IFS=$_old_ifs
+	lo_expect_outputs "$_dir" || return 1
 	if [ "$_m" = plain ]; then
 		[ "$3" = 255 ]
 		return
