@@ -77,7 +77,7 @@ run()
 	fi
 }
 
-# The canary must be caught, in the library, at the second destroy.
+# The canary must be caught, in the library, at the second ack.
 canary=$(bin tests/loopback-asan/canary)
 uses_asan "$canary"
 { ASAN_OPTIONS="$opts:log_path=$tmp/canary/asan" LD_LIBRARY_PATH="$dir" \
@@ -85,7 +85,7 @@ uses_asan "$canary"
 	2>/dev/null
 if [ $? = 0 ] ||
    ! grep -qs 'heap-use-after-free' "$tmp/canary"/asan.* ||
-   ! grep -qs 'in rdma_destroy_event_channel' "$tmp/canary"/asan.*; then
+   ! grep -qs 'in rdma_ack_cm_event' "$tmp/canary"/asan.*; then
 	echo "asan: FAIL: the canary's use after free was not reported"
 	cat "$tmp/canary.out" "$tmp/canary"/asan.* 2>/dev/null | head -n 40
 	fail=1

@@ -12,7 +12,7 @@
  * joins), the IB CM's disconnect (DISCONNECTED with the peer's DREP or
  * -110 at the DREQ timeout, TIMEWAIT_EXIT after the time wait), and a
  * thread blocked in rdma_get_cm_event on a channel being destroyed or
- * cancelled there.
+ * cancelled there, and calls on a channel already destroyed.
  *
  * Runs against the in-tree librdmacm.la; an alarm turns any hang into a
  * failure.
@@ -135,6 +135,36 @@ static void test_channel(void)
 	CHECK(rdma_get_cm_event(ch, NULL) == -1 && errno == EINVAL);
 	(void)e;
 	rdma_destroy_event_channel(ch);
+}
+
+/*
+ * Calls on a channel already destroyed (rping 44.0's cm thread makes one
+ * as main destroys the channel).  The real library reads the fd from the
+ * freed channel and the call fails, EBADF; the loopback fails the same
+ * way without reading freed memory, which the ASan build's run of this
+ * test (asan.sh) checks.  A second destroy is harmless.
+ */
+static void test_destroyed_channel(void)
+{
+	struct rdma_event_channel *ch = rdma_create_event_channel();
+	struct rdma_event_channel *live = rdma_create_event_channel();
+	struct rdma_cm_event *e;
+	struct rdma_cm_id *id;
+
+	REQUIRE(ch && live);
+	REQUIRE(rdma_create_id(live, &id, NULL, RDMA_PS_TCP) == 0);
+	rdma_destroy_event_channel(ch);
+	errno = 0;
+	CHECK(rdma_get_cm_event(ch, &e) == -1 && errno == EBADF);
+	errno = 0;
+	CHECK(rdma_create_id(ch, &id, NULL, RDMA_PS_TCP) == -1 &&
+	      errno == EBADF);
+	errno = 0;
+	CHECK(rdma_migrate_id(id, ch) == -1 && errno == EBADF);
+	CHECK(id->channel == live);
+	rdma_destroy_event_channel(ch);
+	CHECK(rdma_destroy_id(id) == 0);
+	rdma_destroy_event_channel(live);
 }
 
 static void test_addr_error(void)
@@ -1185,6 +1215,7 @@ int main(int argc, char **argv)
 	setenv("RDMACHECK_LOOPBACK_DREQ_TIMEOUT_MS", "500", 1);
 
 	test_channel();
+	test_destroyed_channel();
 	test_addr_error();
 	test_no_listener(7471);
 	test_connect(7472);

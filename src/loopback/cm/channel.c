@@ -16,6 +16,12 @@
  * rdma_get_cm_event the kernel keeps the file: its ids live on, their
  * events still arrive and wake that thread, and the close happens when the
  * last such call returns.  The channel's fd and queue stay until then.
+ *
+ * A channel the program passes is looked up among those it has not
+ * destroyed (cm_chan_live) before it is touched: the real library would
+ * read a freed channel's fd and fail, and so do we, without reading freed
+ * memory.  rping 44.0's cm thread makes that call as main destroys the
+ * channel.
  */
 #include <config.h>
 
@@ -26,6 +32,41 @@
 #include <sys/eventfd.h>
 
 #include "cm.h"
+
+#define CM_LIVE_BUCKETS 64
+
+/* Every channel not yet destroyed, hashed by address; under cm.lock. */
+static struct cm_list cm_live[CM_LIVE_BUCKETS];
+
+static struct cm_list *cm_live_bucket(const void *ch)
+{
+	struct cm_list *b = &cm_live[((uintptr_t)ch >> 4) % CM_LIVE_BUCKETS];
+
+	if (!b->next)
+		cm_list_init(b);
+	return b;
+}
+
+/*
+ * Caller holds cm.lock: the channel behind the program's pointer, or NULL
+ * (errno EBADF) when it is not one the program has and has not destroyed.
+ * The real library writes to the fd its freed channel held, which fails
+ * with EBADF.
+ */
+struct cm_channel *cm_chan_live(struct rdma_event_channel *ch)
+{
+	struct cm_list *b = cm_live_bucket(ch), *l;
+
+	for (l = b->next; l != b; l = l->next) {
+		struct cm_channel *c =
+			cm_container_of(l, struct cm_channel, live_link);
+
+		if (&c->pub == ch)
+			return c;
+	}
+	errno = EBADF;
+	return NULL;
+}
 
 struct rdma_event_channel *rdma_create_event_channel(void)
 {
@@ -46,6 +87,9 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 	cm_list_init(&ch->queue);
 	cm_list_init(&ch->ids);
 	ch->gen = cm.fork_gen;
+	pthread_mutex_lock(&cm.lock);
+	cm_list_add_tail(cm_live_bucket(ch), &ch->live_link);
+	pthread_mutex_unlock(&cm.lock);
 	return &ch->pub;
 }
 
@@ -94,8 +138,14 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 
 	if (!channel)
 		return;		/* the real one crashes */
-	ch = cm_chan(channel);
 	pthread_mutex_lock(&cm.lock);
+	ch = cm_chan_live(channel);
+	if (!ch) {
+		/* destroyed twice: the real one frees it twice */
+		pthread_mutex_unlock(&cm.lock);
+		return;
+	}
+	cm_list_del(&ch->live_link);
 	ch->dead = 1;
 	if (!ch->calls)
 		gone = cm_chan_close(ch);
@@ -373,14 +423,10 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 		errno = EINVAL;
 		return -1;
 	}
-	if (cm_inherited(channel))
-		return -1;
-	r.ch = cm_chan(channel);
 	pthread_mutex_lock(&cm.lock);
-	if (r.ch->dead) {
-		/* the real library writes to the fd number it closed */
+	r.ch = cm_chan_live(channel);
+	if (!r.ch || cm_inherited(channel)) {
 		pthread_mutex_unlock(&cm.lock);
-		errno = EBADF;
 		return -1;
 	}
 	r.ch->calls++;
@@ -445,7 +491,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	int was_sync = p->sync;
 	uint64_t one = 1;
 
-	if (cm_inherited(old) || (channel && cm_inherited(channel)))
+	if (cm_inherited(old))
 		return -1;
 	if (was_sync && !channel) {
 		errno = EINVAL;
@@ -457,14 +503,15 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 			return -1;
 	}
 	och = cm_chan(old);
-	nc = cm_chan(nch);
 
 	pthread_mutex_lock(&cm.lock);
-	if (och->dead || nc->dead) {
+	nc = cm_chan_live(nch);
+	if (och->dead || !nc || cm_inherited(nch)) {
 		pthread_mutex_unlock(&cm.lock);
 		if (!channel)
 			rdma_destroy_event_channel(nch);
-		errno = EBADF;
+		if (och->dead)
+			errno = EBADF;
 		return -1;
 	}
 	/* queued, not yet fetched events move along, in order */

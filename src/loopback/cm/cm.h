@@ -107,6 +107,7 @@ struct cm_channel {
 	int dead;			/* the program destroyed it */
 	int closed;			/* ... and it is closed (no calls) */
 	unsigned int gen;		/* cm.fork_gen when it was made */
+	struct cm_list live_link;	/* in cm_live until destroyed */
 };
 
 enum cm_state {
@@ -334,6 +335,7 @@ int cm_do_resolve_addr(struct rdma_cm_id *id, struct sockaddr *src,
 
 /* channel.c */
 int cm_inherited(struct rdma_event_channel *ch);
+struct cm_channel *cm_chan_live(struct rdma_event_channel *ch);
 struct cm_event *cm_event_new(struct cm_id *owner, enum rdma_cm_event_type t,
 			      int status);
 void cm_queue_event(struct cm_id *p, struct cm_event *e);

@@ -704,8 +704,15 @@ int rdma_create_id(struct rdma_event_channel *channel,
 		errno = EINVAL;
 		return -1;
 	}
-	if (channel && cm_inherited(channel))
-		return -1;
+	if (channel) {
+		int bad;
+
+		pthread_mutex_lock(&cm.lock);
+		bad = !cm_chan_live(channel) || cm_inherited(channel);
+		pthread_mutex_unlock(&cm.lock);
+		if (bad)
+			return -1;
+	}
 	if (cm_alloc_id(channel, &p, context, ps, qpt))
 		return -1;
 	*id = &p->id;
