@@ -746,7 +746,7 @@ struct walk_last {
 	uintptr_t frame;		/* the wrapper's frame; 0: none */
 	unsigned gen, cfg, d, n;	/* memo.gen, walk_cfg, depth, frames */
 	rc_stack_id id;
-	/* fp_walk's (fast_unwind): f holds n (address, word) pairs. */
+	/* fp_walk's (fast_unwind): f holds the n words it read. */
 	bool fp;
 	uintptr_t f[WF_ROWS * LAST_STEPS];
 };
@@ -812,21 +812,30 @@ rc_stack_id last_walk(const struct walk_last *w, uintptr_t frame,
 
 /*
  * The stack of fp_walk's walk kept in w, if it starts at frame and each
- * word it read, (address, word) pairs, still holds (0 if not): the walk
- * is a function of those, of the rule cache's generation (which pcs
- * return into text), walk_cfg, the depth and this thread's stack bounds.
+ * word it read still holds (0 if not): the walk is a function of those,
+ * of the rule cache's generation (which pcs return into text), walk_cfg,
+ * the depth and this thread's stack bounds.  w->f holds the words in the
+ * order read, frame by frame its return address then its saved rbp, so
+ * each record's address is the word before it (the first is frame).
  */
 static inline __attribute__((always_inline, no_sanitize_address))
 rc_stack_id last_fp_walk(const struct walk_last *w, uintptr_t frame,
 			 unsigned d, uintptr_t sp)
 {
-	const uintptr_t *p = w->f, *end = w->f + 2 * w->n;
+	const uintptr_t *p = w->f, *end = w->f + w->n, *a;
+	uintptr_t fp = frame;
 
 	if (!kept_for(w, true, frame, d, sp))
 		return 0;
-	for (; p < end; p += 2)
-		if (*(const uintptr_t *)p[0] != p[1])
+	for (; p + 1 < end; p += 2) {
+		a = (const uintptr_t *)fp;
+		if (a[1] != p[0] || a[0] != p[1])
 			return 0;
+		fp = p[1];
+	}
+	/* A walk that stopped at a return address read no rbp after it. */
+	if (p < end && ((const uintptr_t *)fp)[1] != p[0])
+		return 0;
 	return w->id;
 }
 
@@ -913,11 +922,8 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp,
 		 * a walk that gives no frame, which leaves the slot to the
 		 * CFI walk that follows it.
 		 */
-		if (kept && n) {
-			*kept++ = fp + sizeof(uintptr_t);
-			*kept++ = pc;
-			++*nkept;
-		}
+		if (kept && n)
+			kept[(*nkept)++] = pc;
 		/*
 		 * The CFI rule cache knows every return address seen: no
 		 * dl_iterate_phdr() (the loader's lock) on each capture.
@@ -937,21 +943,15 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp,
 		if (!n && (pc - slo < shi - slo || (sp && sp(pc))))
 			return 0;
 #ifdef RC_CFI
-		if (kept && !n) {
-			*kept++ = fp + sizeof(uintptr_t);
-			*kept++ = pc;
-			++*nkept;
-		}
+		if (kept && !n)
+			kept[(*nkept)++] = pc;
 #endif
 		out[n++] = pc;
 		h = hash_step(h, pc);
 		next = ((const uintptr_t *)fp)[0];
 #ifdef RC_CFI
-		if (kept) {
-			*kept++ = fp;
-			*kept++ = next;
-			++*nkept;
-		}
+		if (kept)
+			kept[(*nkept)++] = next;
 #endif
 		if (next <= fp)
 			break;
@@ -1148,7 +1148,7 @@ capture(unsigned site, const void *frame)
 		rc_stack_id id;
 
 		/* As the CFI walk's below: kept once the path repeats. */
-		if (2 * d + 1 <= RC_ARRAY_SIZE(w->f) / 2) {
+		if (2 * d <= RC_ARRAY_SIZE(w->f)) {
 			w = &last[site % LAST_SLOTS];
 			id = last_fp_walk(w, f, d, here);
 			if (id) {
