@@ -143,7 +143,16 @@ done
 set -- "$tmp/reports"/asan.*
 if [ -e "$1" ]; then
 	echo "asan: FAIL: $# AddressSanitizer report(s):"
-	head -n 40 "$@"
+	for r in "$@"; do
+		# ASan opens its log as it starts a report: an empty one is a
+		# process that ended (another thread's exit) mid-report
+		if [ -s "$r" ]; then
+			head -n 40 "$r"
+		else
+			echo "asan: ${r##*/}: empty: process ${r##*.} ended" \
+			     "while ASan was reporting"
+		fi
+	done
 	fail=1
 fi
 [ $fail = 0 ] && echo "asan: PASS: no AddressSanitizer report"
