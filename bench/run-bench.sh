@@ -12,6 +12,9 @@
 #                   10^6 and 2x10^6 are destroyed), threads, exit
 #                   report of leaks, first report of a process
 #   cmtime -c 1000  wall time of the client, both sides under the shim
+#   cmtime -c 201   the client's instructions per connection, plain and
+#                   under the shim (callgrind, minus a -c 1 run: what
+#                   the x1.05 row allows the shim per connection)
 # Every capture has a full stack_depth=16 frames (tests/lib/pad.h, and
 # frame pointers for fast_unwind=1; the script checks both on a leaked
 # MR's JSON stack).  BENCH_OPTIONS: the
@@ -109,6 +112,33 @@ cmtime_ms()
 	echo "cmtime $1 ms $(( (_e - _s) / 1000000 ))" >>"$raw"
 }
 
+# cmtime_ir SIDE N: callgrind's instruction count of the cmtime client
+# (-c N, its server plain), into $raw as "cmirN SIDE ir COUNT".
+cmtime_ir()
+{
+	seq=$((seq + 1))
+	_ns="rcbench-$$-$seq"
+	_pre=
+	[ "$1" = shim ] && _pre=$shim
+	env RDMACHECK_LOOPBACK_NS="$_ns" LD_LIBRARY_PATH="$lo" \
+		cmtime -p 7471 >/dev/null 2>&1 &
+	_spid=$!
+	if ! lo_poll "$_spid" lo_listening "$_ns" tcp 7471; then
+		echo "run-bench.sh: the cmtime server never got ready" >&2
+		kill "$_spid" 2>/dev/null
+		return 1
+	fi
+	env RDMACHECK_LOOPBACK_NS="$_ns" LD_LIBRARY_PATH="$lo" \
+		LD_PRELOAD="$_pre" \
+		RDMACHECK_OPTIONS="stack_depth=16:exitcode=0:log_path=/dev/null" \
+		valgrind --tool=callgrind --callgrind-out-file="$work/cm.cg" \
+		cmtime -s 127.0.0.1 -p 7471 -c "$2" >"$work/cm.out" 2>&1 ||
+		echo "run-bench.sh: cmtime client failed under callgrind" >&2
+	{ kill "$_spid"; wait "$_spid"; } 2>/dev/null || true
+	_ir=$(sed -n 's/^summary: *//p' "$work/cm.cg")
+	echo "cmir$2 $1 ir ${_ir:-0}" >>"$raw"
+}
+
 fast=-
 if go "stack_depth=16:fast_unwind=1" /bin/true 2>"$work/err" &&
    ! grep -q "unknown option 'fast_unwind'" "$work/err"; then
@@ -156,7 +186,13 @@ while [ "$i" -lt "$runs" ]; do
 	cmtime_ms plain
 	cmtime_ms shim
 done
-echo "  callgrind (tests/perf/cost.sh)"
+echo "  callgrind (tests/perf/cost.sh, cmtime)"
+if command -v valgrind >/dev/null 2>&1; then
+	for side in plain shim; do
+		cmtime_ir "$side" 1
+		cmtime_ir "$side" 201
+	done
+fi
 cost=-
 if sh "$top_srcdir/tests/perf/cost.sh" >"$work/cost" 2>"$work/err"; then
 	cost=$work/cost
@@ -332,5 +368,11 @@ END {
 	printf "Ir, locks: callgrind, exact (tests/perf/cost.sh); * counted," \
 	    " not whether process-wide;\n"
 	printf "stacks: %s frames per capture (stack_depth=16).\n", frames
+	cp = (b["cmir201 plain ir"] - b["cmir1 plain ir"]) / 200
+	cs = (b["cmir201 shim ir"] - b["cmir1 shim ir"]) / 200
+	if (cp > 0 && cs > 0)
+		printf "cmtime client: %.1f k Ir per connection plain, %.1f k" \
+		    " under the shim (+%.1f k; x1.05 allows +%.1f k).\n",
+		    cp / 1e3, cs / 1e3, (cs - cp) / 1e3, cp * 0.05 / 1e3
 }' "$raw" "$cost" "$costfast"
 echo "details: $details"
