@@ -81,20 +81,14 @@ exit_ms()
 		>>"$raw"
 }
 
-# cmtime_ms SIDE: cmtime -c 1000, the client's wall time in ms.
-cmtime_ms()
+# cmtime_server PRELOAD OPTIONS: start a cmtime server (pid in _spid) in
+# a namespace of its own (_ns), and wait until it listens.
+cmtime_server()
 {
 	seq=$((seq + 1))
 	_ns="rcbench-$$-$seq"
-	if [ "$1" = shim ]; then
-		_pre=$shim
-		_opt="stack_depth=16:exitcode=0:log_path=$work/cm.%p.log"
-	else
-		_pre=
-		_opt=
-	fi
 	env RDMACHECK_LOOPBACK_NS="$_ns" LD_LIBRARY_PATH="$lo" \
-		LD_PRELOAD="$_pre" RDMACHECK_OPTIONS="$_opt" \
+		LD_PRELOAD="$1" RDMACHECK_OPTIONS="$2" \
 		cmtime -p 7471 >/dev/null 2>&1 &
 	_spid=$!
 	if ! lo_poll "$_spid" lo_listening "$_ns" tcp 7471; then
@@ -102,6 +96,19 @@ cmtime_ms()
 		kill "$_spid" 2>/dev/null
 		return 1
 	fi
+}
+
+# cmtime_ms SIDE: cmtime -c 1000, the client's wall time in ms.
+cmtime_ms()
+{
+	if [ "$1" = shim ]; then
+		_pre=$shim
+		_opt="stack_depth=16:exitcode=0:log_path=$work/cm.%p.log"
+	else
+		_pre=
+		_opt=
+	fi
+	cmtime_server "$_pre" "$_opt" || return 1
 	_s=$(now_ns)
 	env RDMACHECK_LOOPBACK_NS="$_ns" LD_LIBRARY_PATH="$lo" \
 		LD_PRELOAD="$_pre" RDMACHECK_OPTIONS="$_opt" \
@@ -116,18 +123,10 @@ cmtime_ms()
 # (-c N, its server plain), into $raw as "cmirN SIDE ir COUNT".
 cmtime_ir()
 {
-	seq=$((seq + 1))
-	_ns="rcbench-$$-$seq"
 	_pre=
 	[ "$1" = shim ] && _pre=$shim
-	env RDMACHECK_LOOPBACK_NS="$_ns" LD_LIBRARY_PATH="$lo" \
-		cmtime -p 7471 >/dev/null 2>&1 &
-	_spid=$!
-	if ! lo_poll "$_spid" lo_listening "$_ns" tcp 7471; then
-		echo "run-bench.sh: the cmtime server never got ready" >&2
-		kill "$_spid" 2>/dev/null
-		return 1
-	fi
+	cmtime_server "" "" || return 1
+	rm -f "$work/cm.cg"
 	env RDMACHECK_LOOPBACK_NS="$_ns" LD_LIBRARY_PATH="$lo" \
 		LD_PRELOAD="$_pre" \
 		RDMACHECK_OPTIONS="stack_depth=16:exitcode=0:log_path=/dev/null" \
