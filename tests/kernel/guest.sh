@@ -23,7 +23,7 @@ fatal() {
 . "$results/guest.conf" 2>/dev/null || fatal "no $results/guest.conf"
 
 kver=$(uname -r)
-kdir=$build/tests/kernel/kernel
+kdir=${RDMACHECK_GUEST_KDIR:-$build/tests/kernel/kernel}
 for m in crc32_generic dummy rdma_rxe ib_uverbs rdma_ucm; do
 	modprobe -d "$kdir" "$m" || fatal "modprobe $m"
 done

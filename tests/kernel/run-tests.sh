@@ -600,7 +600,7 @@ timed()
 	fi
 	# one short write each: lines of parallel runs do not interleave
 	printf '%s\t%s\n' "$name" "$ms" >>"$out/times"
-	printf 'run-tests: %s [%d/%d] %-52s %6d.%01d s %s\n' \
+	printf 'run-tests: %s: test %d/%d %-52s %6d.%01d s %s\n' \
 		"$backend" "$i" "$total" "$name" $((ms / 1000)) \
 		$((ms % 1000 / 100)) "$status"
 }

@@ -6,7 +6,7 @@
 # lines plainly, scenarios pass run-scenario.sh, nothing times out), and
 # matches every problem against the documented known differences in the
 # file KNOWN.  Prints one line per test and a summary; exits 1 when a
-# problem is not a known difference.
+# problem is not a known difference, 2 when the table cannot be made.
 #
 # A problem line is "KEY: real [VALUE] loopback [VALUE]" (the backends
 # differ; [] is a fact the backend did not record) or "check: BACKEND
@@ -22,8 +22,14 @@ tab=$(printf '\t')
 work=$(mktemp -d "${TMPDIR:-/tmp}/rdmacheck-table.XXXXXX") || exit 2
 trap 'rm -rf "$work"' EXIT
 
+# Exit 2 when the table cannot be made: a test list that cannot be read
+# or that the filter empties is a run that checked nothing.
+fail() { echo "check-kernel: FAIL: $*" >&2; exit 2; }
+[ -r "$known" ] || fail "cannot read the known differences $known"
 top_srcdir=${top_srcdir:-$here/../..} top_builddir=${top_builddir:-.} \
-	sh "$here/run-tests.sh" list | grep -E -- "$filter" >"$work/tests"
+	sh "$here/run-tests.sh" list >"$work/all" || fail "run-tests.sh list"
+grep -E -- "$filter" "$work/all" >"$work/tests"
+[ -s "$work/tests" ] || fail "no test matches '$filter'"
 
 # facts DIR NAME: the facts of a test, sorted by key ("" if none).
 facts()
@@ -113,7 +119,8 @@ awk -F "$tab" '
 		for (i = 1; i <= n; i++)
 			if (!used[i])
 				print id[i] >"/dev/stderr"
-	}' "$known" "$work/problems" >"$work/matched" 2>"$work/unused"
+	}' "$known" "$work/problems" >"$work/matched" 2>"$work/unused" ||
+	fail "cannot match the problems against $known"
 
 # --- the table ----------------------------------------------------------
 get() { awk -F "$tab" -v k="$2" '$1 == k { print $2; exit }' "$1" 2>/dev/null; }
