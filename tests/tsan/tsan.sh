@@ -4,7 +4,8 @@
 # 16 threads churning events and ids with injected bugs), the threads and
 # waiting scenarios (cancelled waiters, the watchdog reporting a blocked
 # destroy, snapshots), the verbs event counts from several threads and
-# three rsocket scenarios must run with no ThreadSanitizer report.
+# three rsocket scenarios must run with no ThreadSanitizer report.  A
+# canary with a deliberate race first proves that a report would be seen.
 shim=${top_builddir:-.}/src/tsan/.libs/librdmacheck.so
 rt=${RDMACHECK_TSAN_RUNTIME:-}
 if [ -z "$rt" ]; then
@@ -38,6 +39,22 @@ run() {
 		echo "tsan: ok: $name"
 	fi
 }
+# The canary, as the tests run: its race reported in its own log (and
+# TSan's exit status 66), or no report below could be trusted.
+mkdir "$tmp/canary"
+TSAN_OPTIONS="log_path=$tmp/canary/tsan:report_signal_unsafe=0" \
+	LD_PRELOAD="$rt $shim" "${top_builddir:-.}/tests/tsan/canary" \
+	>"$tmp/canary.out" 2>&1
+rc=$?
+if [ "$rc" != 66 ] ||
+   ! grep -qs 'WARNING: ThreadSanitizer: data race' "$tmp/canary"/tsan.*
+then
+	echo "tsan: FAIL: the canary's race was not reported (exit $rc)"
+	cat "$tmp/canary.out" "$tmp/canary"/tsan.* 2>/dev/null | head -n 20
+	fail=1
+else
+	echo "tsan: ok: the canary's race is reported"
+fi
 log=":log_path=$tmp/log"
 opts=snapshot_signal=12
 run stress-2 23 "$bin/stress" 2 5000 2
