@@ -1,8 +1,8 @@
 #!/bin/sh
 # tests/kernel/guest.sh MODE SRCDIR BUILDDIR RESULTS: the guest side of the
-# real-kernel tier, run by init.sh chrooted into the host's (read-only)
+# real-kernel tier, run by init.sh chrooted into an overlay of the host's
 # root file system.  Loads the RDMA modules from the kernel tree unpacked
-# in the build tree, puts a soft-RoCE device (rxe0) on a dummy network
+# in the tier's folder (guest.conf's RDMACHECK_GUEST_KDIR), puts a soft-RoCE device (rxe0) on a dummy network
 # device with a guest-only address, waits until its port is ACTIVE, then
 #   run:    runs the test list (tests/kernel/run-tests.sh real) into
 #           RESULTS/real and writes RESULTS/real/done

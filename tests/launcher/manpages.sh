@@ -56,6 +56,7 @@ done <ids
 # With its prose: what triggers it and how to fix it, rule by rule.
 for part in "What triggers it." "How to fix it."; do
 	# Justified: the words may be further apart.
+	# grep -c exits 1 on a count of 0, which the test below judges
 	k=$(tr -s ' ' <page7.txt | grep -c "^ $part" || true)
 	[ "$k" = "$n" ] && pass "rdmacheck(7): '$part' for each of the $n rules" ||
 		fail "rdmacheck(7): '$part' $k times for $n rules"

@@ -28,6 +28,7 @@ pass() {
 
 # run ARG...: run the command; sets rc, and out and err to its outputs.
 run() {
+	# the status is the product: in rc, for expect_rc
 	set +e
 	"$@" >"$t_dir/out" 2>"$t_dir/err"
 	rc=$?

@@ -105,6 +105,7 @@ EOF
 # inlined NAME: the three frames of inl.c's return address.
 inlined() {
 	run "$tool" "$1.json"
+	# no frame at all is a failure the checks of NAME.frames report
 	printf '%s\n' "$out" | grep '^    #' >"$1.frames" || true
 	if sed -n 1p "$1.frames" | grep -q ' in inner .*/inl\.c:5$' &&
 	    sed -n 2p "$1.frames" | grep -q ' in middle .*/inl\.c:10$' &&

@@ -165,6 +165,7 @@ shim() {
 	name=$1
 	opts=$2
 	shift 2
+	# the status goes to rc, which the checks read
 	set +e
 	LD_LIBRARY_PATH=$RDMACHECK_LOOPBACK_DIR LD_PRELOAD=$RDMACHECK_SHIM \
 		RDMACHECK_LOOPBACK_NS=sd$$.$name \
@@ -172,6 +173,7 @@ shim() {
 		"$@" >"$name.out" 2>"$name.log"
 	rc=$?
 	set -e
+	# no frame at all is a failure the checks of NAME.frames report
 	grep '^    #' "$name.log" >"$name.frames" || true
 }
 
