@@ -4,7 +4,8 @@
 # build tree (about 520 MB, removed afterwards):
 #   --merge of 80,000 distinct findings in 8 reports: under 2 s;
 #   a 200 MB report: peak RSS at most twice its size, in each output mode.
-# Prints the measurements; exits 1 when a bound is missed.  Compare
+# Prints the measurements; exits 1 when a bound is missed or when
+# rdmacheck-report itself failed (exit 2 or more: a run that proves nothing).  Compare
 # builds with RDMACHECK_REPORT=/path/to/rdmacheck-report make bench-report.
 # measure.py's fields are split on purpose:
 # shellcheck disable=SC2046,SC2086
@@ -37,6 +38,8 @@ echo "bench-report: --merge of 80000 distinct findings in 8 reports" \
 	"($(du -sm "$dir/merge" | cut -f1) MB): $1 s ($2 s CPU)," \
 	"peak RSS $3 KiB, exit $4"
 check "$1 < 2" "--merge took $1 s, over 2 s"
+# a tool that failed (2: bad input; a signal: negative) proves nothing
+check "$4 >= 0 && $4 <= 1" "--merge exited $4"
 
 for mode in --summary "" --json; do
 	set -- $($measure $mode "$big")
@@ -45,5 +48,6 @@ for mode in --summary "" --json; do
 		"($(awk "BEGIN { printf \"%.2f\", $3 * 1024 / $size }")" \
 		"times its size), exit $4"
 	check "$3 * 1024 <= 2 * $size" "peak RSS over twice the size"
+	check "$4 >= 0 && $4 <= 1" "${mode:-text} exited $4"
 done
 exit $status
