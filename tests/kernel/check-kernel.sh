@@ -253,7 +253,10 @@ write_guest_conf()
 	{
 		echo "RDMACHECK_GUEST_SRC=$(shq "$src")"
 		echo "RDMACHECK_GUEST_BUILD=$(shq "$build")"
-		echo "RDMACHECK_GUEST_RESULTS=$(shq "$results")"
+		# init.sh mounts it before the chroot, where an absolute
+		# symlink on the way would lead out of the guest's root: the
+		# physical path (the logical one then leads there too)
+		echo "RDMACHECK_GUEST_RESULTS=$(shq "$(cd "$results" && pwd -P)")"
 		echo "RDMACHECK_GUEST_KDIR=$(shq "$kdir")"
 		echo "RDMACHECK_KERNEL_TESTS=$(shq "${RDMACHECK_KERNEL_TESTS:-}")"
 		echo "RDMACHECK_KERNEL_TEST_TIMEOUT=$(shq "${RDMACHECK_KERNEL_TEST_TIMEOUT:-}")"
