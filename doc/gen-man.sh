@@ -138,12 +138,28 @@ function range(i) {
 	if (otype[i] == "INT")
 		return "Integer, " omin[i] " to " omax[i] "; default " \
 		    odef[i] "."
+	if (otype[i] == "WORDS")
+		return "One of " words(omin[i]) "; default \\(lq" \
+		    text(odef[i]) "\\(rq."
 	return (otype[i] == "STR" ? "String" : tolower(otype[i])) \
 	    "; default " (odef[i] == "" ? "none." : \
 	    "\\(lq" text(odef[i]) "\\(rq.")
 }
-function metavar(i) {
+function metavar(i,    m) {
+	if (otype[i] == "WORDS") {
+		m = omin[i]
+		gsub(/ +/, "|", m)
+		return m
+	}
 	return otype[i] == "INT" ? "n" : otype[i] == "BOOL" ? "bool" : "value"
+}
+# words("a b c"): "a, b or c", each in bold.
+function words(s,    w, n, k, out) {
+	n = split(s, w, " ")
+	for (k = 1; k <= n; k++)
+		out = out (k == 1 ? "" : k == n ? " or " : ", ") \
+		    "\\fB" text(w[k]) "\\fR"
+	return out
 }
 function launcher_options(    i, flag) {
 	for (i = 0; i < nopt; i++) {

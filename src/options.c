@@ -26,16 +26,23 @@
 
 struct rc_options rc_opt;
 
-enum opt_type { OT_BOOL, OT_INT, OT_STR };
+enum opt_type { OT_BOOL, OT_INT, OT_STR, OT_WORDS };
 
 #define RC_OPT_KIND_BOOL OT_BOOL
 #define RC_OPT_KIND_INT OT_INT
 #define RC_OPT_KIND_STR OT_STR
+#define RC_OPT_KIND_WORDS OT_WORDS
 
 /* Default values as the parser sees them; STR defaults are strings. */
 #define RC_OPT_DEF_BOOL(d) (long)(d), NULL
 #define RC_OPT_DEF_INT(d) (long)(d), NULL
 #define RC_OPT_DEF_STR(d) 0, d
+#define RC_OPT_DEF_WORDS(d) 0, d
+/* min, max and the words: a WORDS option's min is its words. */
+#define RC_OPT_MM_BOOL(min, max) min, max, NULL
+#define RC_OPT_MM_INT(min, max) min, max, NULL
+#define RC_OPT_MM_STR(min, max) min, max, NULL
+#define RC_OPT_MM_WORDS(min, max) 0, 0, min
 
 struct opt_desc {
 	const char *name;
@@ -43,13 +50,15 @@ struct opt_desc {
 	long idef;
 	const char *sdef;
 	long min, max;
+	const char *words;	/* WORDS: the values, space-separated */
 	size_t off;
 	const char *help;
 };
 
 static const struct opt_desc opt_table[] = {
 #define RC_OPT(type, name, def, min, max, help) \
-	{ #name, RC_OPT_KIND_##type, RC_OPT_DEF_##type(def), min, max, \
+	{ #name, RC_OPT_KIND_##type, RC_OPT_DEF_##type(def), \
+	  RC_OPT_MM_##type(min, max), \
 	  offsetof(struct rc_options, name), help },
 #include "options.def"
 #undef RC_OPT
@@ -139,6 +148,7 @@ void rc_options_defaults(void)
 			*(int *)opt_field(d) = (int)d->idef;
 			break;
 		case OT_STR:
+		case OT_WORDS:
 			*(const char **)opt_field(d) = d->sdef;
 			free(opt_owned[i]);
 			opt_owned[i] = NULL;
@@ -196,28 +206,20 @@ static const struct opt_desc *find_opt(const char *key, size_t klen)
 	return NULL;
 }
 
-/*
- * String options that take one of a few words: "name", then the words.
- * A bad word keeps the value, as a bad number does.
- */
-static const char *const str_words[][4] = {
-	{ "color", "auto", "always", "never" },
-};
-
-/* The row of str_words that v breaks, or NULL. */
-static const char *const *str_bad(const char *name, const char *v)
+/* Is v one of the space-separated words (one whole word)? */
+static bool is_word(const char *words, const char *v)
 {
-	unsigned i, j;
+	size_t n = strlen(v);
 
-	for (i = 0; i < RC_ARRAY_SIZE(str_words); i++) {
-		if (strcmp(str_words[i][0], name))
-			continue;
-		for (j = 1; j < RC_ARRAY_SIZE(str_words[i]); j++)
-			if (!strcmp(str_words[i][j], v))
-				return NULL;
-		return str_words[i];
+	while (*words) {
+		size_t k = strcspn(words, " ");
+
+		if (k == n && !memcmp(words, v, n))
+			return true;
+		words += k;
+		words += strspn(words, " ");
 	}
-	return NULL;
+	return false;
 }
 
 /* Apply one "key=value" (not NUL-terminated; len bytes). */
@@ -265,17 +267,19 @@ static int apply_one(const char *ent, size_t len)
 			return 1;
 		}
 		break;
-	case OT_STR: {
-		unsigned i = d - opt_table;
-		const char *const *w = str_bad(d->name, val);
-		char *copy;
-
-		if (w) {
-			rc_complain("RDMACHECK_OPTIONS: bad value '%s' for %s (expected %s, %s or %s; keeping %s)",
-				    val, d->name, w[1], w[2], w[3],
+	case OT_WORDS:
+		/* A bad word keeps the value, as a bad number does. */
+		if (!is_word(d->words, val)) {
+			rc_complain("RDMACHECK_OPTIONS: bad value '%s' for %s (expected one of: %s; keeping %s)",
+				    val, d->name, d->words,
 				    *(const char **)opt_field(d));
 			return 1;
 		}
+		/* fall through - kept as a string */
+	case OT_STR: {
+		unsigned i = d - opt_table;
+		char *copy;
+
 		copy = strdup(val);
 		if (!copy) {
 			rc_complain("RDMACHECK_OPTIONS: out of memory for %s (ignored)",

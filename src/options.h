@@ -9,6 +9,7 @@
 #define RC_OPTTYPE_BOOL bool
 #define RC_OPTTYPE_INT int
 #define RC_OPTTYPE_STR const char *
+#define RC_OPTTYPE_WORDS const char *
 
 struct rc_options {
 #define RC_OPT(type, name, def, min, max, help) RC_OPTTYPE_##type name;

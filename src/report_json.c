@@ -861,6 +861,11 @@ static void json_opt_STR(struct rc_out *o, const char *v)
 	json_str(o, v ? v : "");
 }
 
+static void json_opt_WORDS(struct rc_out *o, const char *v)
+{
+	json_opt_STR(o, v);
+}
+
 static void json_options(struct rc_out *o)
 {
 	const char *sep = "";

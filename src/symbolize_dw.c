@@ -40,11 +40,9 @@ static enum dw_mode opt_mode(void)
 		m = DW_AUTO;
 	} else if (!strcmp(s, "builtin")) {
 		m = DW_BUILTIN;
-	} else if (!strcmp(s, "libdw")) {
-		m = DW_ALL;
 	} else {
-		rc_warn("symbolizer=%s: not auto, builtin or libdw: auto", s);
-		m = DW_AUTO;
+		/* libdw: the option parser admits nothing else */
+		m = DW_ALL;
 	}
 	return (enum dw_mode)m;
 }

@@ -69,8 +69,10 @@ END {
 		line = tok[i] == "RCTAB_OPT" ? "opt" : "rule"
 		for (f = 0; ++i < n && tok[i] != "RCTAB_TEXT"; f++) {
 			t = substr(tok[i], 2)
-			# A string default, stringified: decode it once more.
-			if (line ~ /^opt/ && f == 2 && substr(t, 1, 1) == "\"") {
+			# A string default (or the words of a WORDS option, in
+			# min), stringified: decode it once more.
+			if (line ~ /^opt/ && (f == 2 || f == 3) &&
+			    substr(t, 1, 1) == "\"") {
 				d = ""
 				while (match(t, /^ *"/)) {
 					t = substr(t, RLENGTH)

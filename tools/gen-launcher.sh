@@ -4,7 +4,8 @@
 # output for options.def.  In TEMPLATE, @libdir@, @pkglibdir@,
 # @pkglibexecdir@ and @PACKAGE_VERSION@ are replaced,
 # @RC_OPTIONS@ by "name:TYPE:min:max" words (bounds empty when they are not
-# plain numbers; the shim still checks them), and a line holding only
+# plain numbers; the shim still checks them; a WORDS option's min is its
+# values joined with "|"), and a line holding only
 # @RC_OPTIONS_HELP@ by the option lines of --help.
 set -eu
 template=$1
@@ -52,6 +53,12 @@ while IFS=$us read -r kind type name def min max text; do
 		words="$words $name:INT:$lo:$hi"
 		spec="--$flag=N"
 		extra=" ($min..$max, default $def)" ;;
+	WORDS)
+		# the values, joined with "|" (no white space in a word)
+		vals=$(printf '%s' "$min" | tr -s ' ' '|')
+		words="$words $name:WORDS:$vals:"
+		spec="--$flag=$vals"
+		extra=" (default $def)" ;;
 	*)
 		words="$words $name:$type::"
 		spec="--$flag=VALUE"

@@ -20,6 +20,24 @@
 #define CHECK_INT(name, min, max) \
 	FUZZ_ASSERT(rc_opt.name >= (min) && rc_opt.name <= (max));
 #define CHECK_STR(name, min, max) FUZZ_ASSERT(rc_opt.name != NULL);
+#define CHECK_WORDS(name, words, max) \
+	FUZZ_ASSERT(rc_opt.name && one_of(words, rc_opt.name));
+
+/* Is v one of the space-separated words (checked apart from options.c)? */
+static int one_of(const char *words, const char *v)
+{
+	size_t n = strlen(v);
+
+	while (*words) {
+		size_t k = strcspn(words, " ");
+
+		if (k == n && !memcmp(words, v, n))
+			return 1;
+		words += k;
+		words += strspn(words, " ");
+	}
+	return 0;
+}
 
 static void check_values(void)
 {

@@ -63,6 +63,23 @@ while read -r type name def; do
 		entry "--$flag=x"
 		[ "$rc" = 2 ] && pass "--$flag=x refused" ||
 			fail "--$flag=x: exit $rc" ;;
+	WORDS)
+		# one of its words: the default is one; any other word,
+		# a case change or nothing is refused, naming the words
+		def=${def#\"}
+		def=${def%\"}
+		entry "--$flag=$def"
+		[ "$out" = "$name=$def" ] && pass "--$flag=$def" ||
+			fail "--$flag=$def gives '$out' (exit $rc: $err)"
+		for bad in purple "$def$def" "" "$(echo "$def" | tr a-z A-Z)"
+		do
+			entry "--$flag=$bad"
+			case $rc:$err in
+			2:*"bad value '$bad' for --$flag (expected one of: "*"$def"*)
+				pass "--$flag='$bad' refused with the words" ;;
+			*) fail "--$flag='$bad': exit $rc: $err" ;;
+			esac
+		done ;;
 	*)
 		entry "--$flag=v.%p"
 		[ "$out" = "$name=v.%p" ] && pass "--$flag=v.%p" ||
@@ -70,7 +87,7 @@ while read -r type name def; do
 	esac
 	# The key itself, underscores and all, is accepted too.
 	case $type in
-	BOOL | INT) val=$def ;;
+	BOOL | INT | WORDS) val=$def ;;
 	*) val=v ;;
 	esac
 	entry "--$name=$val"

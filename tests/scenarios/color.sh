@@ -112,7 +112,7 @@ else
 fi
 
 run badval color=rainbow
-grep -q "bad value 'rainbow' for color (expected auto, always or never; keeping auto)" \
+grep -q "bad value 'rainbow' for color (expected one of: auto always never; keeping auto)" \
 	"$work/badval.out" && pass "a bad value is refused" ||
 	{ fail "color=rainbow:"; cat "$work/badval.out"; }
 finish

@@ -272,6 +272,30 @@ START_TEST(test_color_words)
 }
 END_TEST
 
+/* symbolizer= too: a word of another option, or a part of one, is not its
+ * own, and the complaint lists the valid words. */
+START_TEST(test_symbolizer_words)
+{
+	char *err;
+
+	ck_assert_str_eq(rc_opt.symbolizer, "auto");
+	ck_assert_int_eq(rc_options_parse("symbolizer=builtin"), 0);
+	ck_assert_str_eq(rc_opt.symbolizer, "builtin");
+	ck_assert_int_eq(rc_options_parse("symbolizer=libdw"), 0);
+	ck_assert_int_eq(rc_options_parse("symbolizer=never"), 1);
+	ck_assert_int_eq(rc_options_parse("symbolizer=lib"), 1);
+	ck_assert_int_eq(rc_options_parse("symbolizer=libdwx"), 1);
+	ck_assert_int_eq(rc_options_parse("symbolizer=auto builtin"), 1);
+	ck_assert_str_eq(rc_opt.symbolizer, "libdw");
+	capture_begin();
+	ck_assert_int_eq(rc_options_parse("symbolizer=foo"), 1);
+	err = capture_end();
+	ck_assert_str_eq(err,
+		"rdmacheck: RDMACHECK_OPTIONS: bad value 'foo' for symbolizer (expected one of: auto builtin libdw; keeping libdw)\n");
+	free(err);
+}
+END_TEST
+
 /* %n and the snapshot suffix: a snapshot never gets the exit's name. */
 START_TEST(test_expand_seq)
 {
@@ -319,6 +343,7 @@ int main(void)
 	tcase_add_test(tc, test_expand_path);
 	tcase_add_test(tc, test_expand_seq);
 	tcase_add_test(tc, test_color_words);
+	tcase_add_test(tc, test_symbolizer_words);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);
