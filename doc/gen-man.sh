@@ -131,6 +131,7 @@ function name(s) {
 function sentence(s) {
 	return s ~ /[.!?]$/ ? s : s "."
 }
+# The values and default of option i, as roff (escaped already).
 function range(i) {
 	if (otype[i] == "BOOL")
 		return "Boolean (0, 1, true, false, yes or no); default " \
@@ -163,6 +164,10 @@ function words(s,    w, n, k, out) {
 }
 function launcher_options(    i, flag) {
 	for (i = 0; i < nopt; i++) {
+		# help=1 is RDMACHECK_OPTIONS only: the --help of the launcher is
+		# its usage (listed apart), and it takes no value
+		if (oname[i] == "help")
+			continue
 		flag = oname[i]
 		gsub(/_/, "-", flag)
 		print ".TP"
@@ -172,7 +177,7 @@ function launcher_options(    i, flag) {
 		else
 			print "\\fB" name("--" flag) "=\\fI" metavar(i) "\\fR"
 		print wrapped(capital(ohelp[i]))
-		print wrapped(range(i))
+		print wrapped_roff(range(i))
 	}
 }
 function options(    i) {
@@ -180,7 +185,7 @@ function options(    i) {
 		print ".TP"
 		print "\\fB" name(oname[i]) "=\\fI" metavar(i) "\\fR"
 		print wrapped(capital(ohelp[i]))
-		print wrapped(range(i))
+		print wrapped_roff(range(i))
 	}
 }
 function rules(    s, i, k, order, nord, seen, heading, cnt) {

@@ -34,6 +34,21 @@ render() {
 }
 render "$page1" >page1.txt
 render "$page7" >page7.txt
+render "$top_srcdir/doc/rdmacheck-report.1" >report1.txt
+
+# No roff escape shows in the rendered text (gen-man.sh once escaped its
+# own \(lq quotes): a backslash there is one the reader sees.  The pages'
+# examples may end a shell line with one, nothing else may.
+for f in page1.txt page7.txt report1.txt; do
+	bad=$(grep -n '\\' "$f" | grep -v '\\$' | head -n 3)
+	[ -z "$bad" ] && pass "$f: no roff escape in the rendered text" ||
+		fail "$f: roff escapes shown literally: $bad"
+done
+
+# The launcher takes no --help=VALUE (help=1 is RDMACHECK_OPTIONS's).
+grep -q -- '--help\[=' page1.txt &&
+	fail "rdmacheck(1) lists a --help=VALUE form the launcher refuses" ||
+	pass "rdmacheck(1) lists --help only as the launcher takes it"
 
 # has FILE TEXT: a line of FILE is TEXT after leading blanks, or TEXT
 # followed by '=' or '['.
@@ -67,7 +82,9 @@ missing7=
 missing1=
 while read -r _ name _; do
 	has page7.txt "$name" || missing7="$missing7 $name"
-	has page1.txt "--$(printf '%s' "$name" | tr _ -)" ||
+	# help=1 is not a launcher option: its --help (checked below) is
+	[ "$name" = help ] ||
+		has page1.txt "--$(printf '%s' "$name" | tr _ -)" ||
 		missing1="$missing1 $name"
 done <options
 [ -z "$missing7" ] && pass "rdmacheck(7) lists every option" ||
