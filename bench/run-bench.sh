@@ -20,6 +20,12 @@
 # MR's JSON stack).  BENCH_OPTIONS: the
 # shim's options (default stack_depth=16:leak_check=0); BENCH_SCALE:
 # the iteration factor of bench_shim.  Run from the build tree.
+#
+# Exit status: 1 when a measurement could not be made (a program failed:
+# its row would be a number about nothing), after the table; 0 otherwise.
+# A target not met is a NO in the table, not a failure: times on a shared
+# machine are not a gate (make check's tests/perf/budget.sh gates the
+# instructions).
 set -eu
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-$top_builddir/..}
@@ -40,6 +46,14 @@ trap 'rm -rf "$work"; lo_cleanup' EXIT
 raw=$work/raw
 : >"$raw"
 seq=0
+failed=0
+
+# broken WHAT: a measurement that could not be made.
+broken()
+{
+	echo "run-bench.sh: FAIL: $*" >&2
+	failed=$((failed + 1))
+}
 
 # go SHIM_OPTIONS|- CMD...: CMD on the loopback, under the shim unless
 # "-", in a namespace of its own; its stdout to $work/out.
@@ -113,8 +127,9 @@ cmtime_ms()
 	env RDMACHECK_LOOPBACK_NS="$_ns" LD_LIBRARY_PATH="$lo" \
 		LD_PRELOAD="$_pre" RDMACHECK_OPTIONS="$_opt" \
 		cmtime -s 127.0.0.1 -p 7471 -c 1000 >"$work/cm.out" 2>&1 ||
-		echo "run-bench.sh: cmtime client failed ($1)" >&2
+		broken "cmtime client failed ($1)"
 	_e=$(now_ns)
+	# the server never exits: its status is the kill's
 	{ kill "$_spid"; wait "$_spid"; } 2>/dev/null || true
 	echo "cmtime $1 ms $(( (_e - _s) / 1000000 ))" >>"$raw"
 }
@@ -132,9 +147,11 @@ cmtime_ir()
 		RDMACHECK_OPTIONS="stack_depth=16:exitcode=0:log_path=/dev/null" \
 		valgrind --tool=callgrind --callgrind-out-file="$work/cm.cg" \
 		cmtime -s 127.0.0.1 -p 7471 -c "$2" >"$work/cm.out" 2>&1 ||
-		echo "run-bench.sh: cmtime client failed under callgrind" >&2
+		broken "cmtime client failed under callgrind"
+	# the server never exits: its status is the kill's
 	{ kill "$_spid"; wait "$_spid"; } 2>/dev/null || true
-	_ir=$(sed -n 's/^summary: *//p' "$work/cm.cg")
+	# no profile when the run failed (counted above): the row reads 0
+	_ir=$(sed -n 's/^summary: *//p' "$work/cm.cg" 2>/dev/null) || _ir=
 	echo "cmir$2 $1 ir ${_ir:-0}" >>"$raw"
 }
 
@@ -197,6 +214,7 @@ if sh "$top_srcdir/tests/perf/cost.sh" >"$work/cost" 2>"$work/err"; then
 	cost=$work/cost
 else
 	cat "$work/err" >&2
+	broken "tests/perf/cost.sh"
 fi
 costfast=/dev/null
 if [ "$fast" != - ] &&
@@ -204,6 +222,9 @@ if [ "$fast" != - ] &&
    sh "$top_srcdir/tests/perf/cost.sh" fast_unwind=1 >"$work/costfast" \
 	2>"$work/err"; then
 	costfast=$work/costfast
+elif [ "$fast" != - ]; then
+	cat "$work/err" >&2
+	broken "tests/perf/cost.sh fast_unwind=1"
 fi
 # The stacks measured are full: the leaked MR's has stack_depth frames
 # (symbolizer=builtin: one frame per pc, no inline levels from libdw).
@@ -375,3 +396,7 @@ END {
 		    cp / 1e3, cs / 1e3, (cs - cp) / 1e3, cp * 0.05 / 1e3
 }' "$raw" "$cost" "$costfast"
 echo "details: $details"
+if [ "$failed" != 0 ]; then
+	echo "make bench: FAIL: $failed measurements could not be made (above)"
+	exit 1
+fi
