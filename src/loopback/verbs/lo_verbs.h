@@ -4,9 +4,10 @@
  *
  * Owns the private object layouts (every public verbs struct is embedded
  * first so the public pointer and the private one are the same address),
- * the wire format of the RC streams and the prototypes shared between
- * device.c, mem.c, cq.c, qp.c and wire.c.  Nothing here is exported: the
- * version script keeps every lo_* symbol local.
+ * the wire format of the RC streams, the layout of the table a process
+ * publishes for direct placement (dma.c) and the prototypes shared
+ * between device.c, mem.c, cq.c, qp.c, wire.c, ud.c and dma.c.  Nothing
+ * here is exported: the version script keeps every lo_* symbol local.
  */
 #ifndef LO_VERBS_H
 #define LO_VERBS_H
@@ -117,8 +118,13 @@ struct lo_mr {
 	struct ibv_mr mr;
 	struct lo_mr *hnext;		/* key hash chain */
 	int access;
+	/* in the padding: an MR costs the heap what it did without them */
+	uint16_t dma_slot;		/* its entry in our table, or NONE */
+	uint16_t dma_gen;		/* lo_fork_gen (low bits) then */
 	uint64_t iova;			/* address the keys refer to */
 };
+
+#define LO_DMA_NONE		0xffff
 
 struct lo_channel {
 	struct ibv_comp_channel ch;
@@ -200,6 +206,8 @@ enum {
 #define LO_WF_CMP_SWAP		0x02
 
 #define LO_WF_SOLICITED		0x01
+/* WRITE_IMM: the requester placed the rdlen bytes itself (dma.c) */
+#define LO_WF_PLACED		0x04
 
 struct lo_wire_hdr {
 	uint8_t op;
@@ -212,7 +220,7 @@ struct lo_wire_hdr {
 	uint64_t raddr;
 	uint32_t rkey;
 	uint32_t len;		/* payload bytes following the header */
-	uint32_t rdlen;		/* READ_REQ: bytes to read */
+	uint32_t rdlen;		/* READ_REQ: bytes to read; PLACED: written */
 	uint32_t srqn;		/* XRC: the target's SRQ number */
 };
 
@@ -264,6 +272,7 @@ struct lo_conn {
 	struct lo_qp *qp;		/* UD: its QP */
 	uint32_t blk;			/* TX: block dialled; RX: HELLO's */
 	bool hello;
+	int tbl_fd;			/* RX: the table HELLO passed, or -1 */
 	/* TX side */
 	pthread_mutex_t tx_lock;
 	struct lo_list txq;
@@ -314,6 +323,7 @@ struct lo_qp {
 	/* send side */
 	struct lo_list swrs;
 	unsigned int nswr;
+	unsigned int pending;		/* send WRs not done: answers due */
 	uint64_t next_seq;
 	bool sq_error;			/* local error: stop sending */
 	bool comm_est;			/* first request seen (COMM_EST) */
@@ -325,6 +335,7 @@ struct lo_qp {
 	/* transport */
 	struct lo_conn *tx;		/* link to the peer's block */
 	unsigned int gen;		/* lo_fork_gen it was made in */
+	bool dma_pub;			/* its entry in our table is valid */
 	/* UD */
 	struct lo_conn *ud;		/* bound @<ns>/ud/<qpn> */
 	int ud_tx_fd;			/* unbound, blocking: for sendto */
@@ -443,7 +454,65 @@ void lo_ud_rx(struct lo_conn *c);
 int lo_ud_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 		    struct ibv_send_wr **bad_wr);
 
+/*
+ * The table each process publishes (a sealed memfd it passes with the
+ * HELLO of every link it dials) so that its peers can place RDMA data in
+ * its memory themselves: its RC QPs that can take requests now and its
+ * MRs.  Only the owner writes the entries; a peer counts itself in
+ * busy[its block] around every access, and the owner, after it withdrew
+ * an entry, waits for every count to drop before it changes the memory's
+ * fate (dma.c).
+ */
+#define LO_DMA_MAGIC		0x6c6f646dU	/* "lodm" */
+#define LO_DMA_VERSION		1
+#define LO_DMA_MRS		16384		/* MR entries (by key) */
+
+struct lo_dma_qp {
+	uint32_t valid;			/* 0: use the stream */
+	uint32_t qpn;
+	uint32_t dest_qpn;
+	uint32_t access;		/* qp_access_flags */
+	uint32_t pd;			/* the PD's handle */
+	uint32_t pad;
+};
+
+struct lo_dma_mr {
+	uint32_t valid;
+	uint32_t key;
+	uint32_t access;
+	uint32_t pd;
+	uint64_t iova;
+	uint64_t addr;
+	uint64_t length;
+};
+
+struct lo_dma_tbl {
+	uint32_t magic;
+	uint32_t version;
+	uint64_t size;
+	uint32_t busy[LO_QPN_BLKS];	/* accesses in flight, by block */
+	struct lo_dma_qp qp[LO_QPN_PER_BLK];
+	struct lo_dma_mr mr[LO_DMA_MRS];
+};
+
+/* dma.c */
+int lo_dma_own_fd(void);
+void lo_dma_blk_reset(uint32_t blk);
+void lo_dma_peer_hello(uint32_t blk, struct lo_conn *c);
+void lo_dma_peer_gone(uint32_t blk, struct lo_conn *c);
+void lo_dma_qp_pub(struct lo_qp *qp, bool withdraw);
+void lo_dma_mr_pub(struct lo_mr *m);
+void lo_dma_mr_unpub(struct lo_mr *m);
+bool lo_dma_post(struct lo_qp *qp, struct ibv_send_wr *wr,
+		 const struct lo_wire_hdr *h, uint64_t total);
+void lo_dma_fork_prepare(void);
+void lo_dma_fork_parent(void);
+void lo_dma_fork_child(void);
+
 /* wire.c */
+void lo_atfork_init(void);
+uint32_t lo_own_blk(void);
+bool lo_blk_alive(uint32_t blk);
 struct lo_conn *lo_conn_add(enum lo_conn_kind kind, int fd, struct lo_qp *qp,
 			    uint32_t events);
 void lo_conn_kill(struct lo_conn *c);

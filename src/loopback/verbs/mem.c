@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: MIT
 /*
  * mem.c - protection domains, memory regions (the process-wide lkey/rkey
- * table the progress thread checks remote accesses against) and address
- * handles and memory windows.
+ * table the progress thread checks remote accesses against, mirrored in
+ * the table peers place data through: dma.c) and address handles and
+ * memory windows.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
@@ -219,9 +220,11 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
 	m->mr.handle = lo_new_handle();
 	m->access = access;
 	m->iova = (access & IBV_ACCESS_ZERO_BASED) ? 0 : iova;
+	m->dma_slot = LO_DMA_NONE;
 	lo_pd_get(pd);
 	pthread_rwlock_wrlock(&lo_mr_lock);
 	lo_mr_insert(m);
+	lo_dma_mr_pub(m);
 	pthread_rwlock_unlock(&lo_mr_lock);
 	return &m->mr;
 }
@@ -260,6 +263,8 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 		pthread_rwlock_unlock(&lo_mr_lock);
 		return EINVAL;
 	}
+	/* no peer's placement lands in it once we return */
+	lo_dma_mr_unpub((struct lo_mr *)mr);
 	lo_mr_remove((struct lo_mr *)mr);
 	pthread_rwlock_unlock(&lo_mr_lock);
 	pd = mr->pd;
@@ -339,6 +344,7 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 		errno = EINVAL;
 		return IBV_REREG_MR_ERR_CMD;
 	}
+	lo_dma_mr_unpub(m);
 	if (flags & IBV_REREG_MR_CHANGE_TRANSLATION) {
 		m->mr.addr = addr;
 		m->mr.length = length;
@@ -351,6 +357,7 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 		lo_pd_get(pd);
 		m->mr.pd = pd;
 	}
+	lo_dma_mr_pub(m);
 	pthread_rwlock_unlock(&lo_mr_lock);
 	return 0;
 }

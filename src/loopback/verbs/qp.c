@@ -2,9 +2,10 @@
 /*
  * qp.c - queue pairs and shared receive queues: creation with machine-wide
  * QPN reservation, the RESET/INIT/RTR/RTS/SQD/ERR state machine, query,
- * flush, the post_send/post_recv/post_srq_recv data path (requester side)
- * and the handling of inbound frames (responder side and completions),
- * which the progress thread in wire.c feeds in order, per stream.
+ * flush, the post_send/post_recv/post_srq_recv data path (requester side,
+ * which places RDMA WRITE/READ data itself when dma.c can) and the
+ * handling of inbound frames (responder side and completions), which the
+ * progress thread in wire.c feeds in order, per stream.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
@@ -183,6 +184,8 @@ void lo_qp_to_err_locked(struct lo_qp *qp)
 	lo_tmo_cancel(qp);
 	qp->qp.state = IBV_QPS_ERR;
 	qp->attr.qp_state = IBV_QPS_ERR;
+	/* no peer places data in our memory from here on */
+	lo_dma_qp_pub(qp, false);
 	while (!lo_list_empty(&qp->recvs)) {
 		struct lo_recv *r = lo_list_first(&qp->recvs, struct lo_recv,
 						  link);
@@ -205,6 +208,7 @@ void lo_qp_to_err_locked(struct lo_qp *qp)
 		       w->opcode, 0, 0, 0, 0, false);
 		free(w);
 	}
+	qp->pending = 0;
 	lo_free_inq(qp);
 	lo_qp_close_conns(qp, 1);
 	/* An SRQ user learns that nothing more will be consumed for it. */
@@ -291,6 +295,7 @@ void lo_qp_timeout_locked(struct lo_qp *qp)
 		if (!w->done) {
 			w->done = true;
 			w->status = IBV_WC_RETRY_EXC_ERR;
+			qp->pending--;
 			break;
 		}
 	}
@@ -543,7 +548,9 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 				      IBV_EVENT_QP_REQ_ERR);
 			return LO_DONE;
 		}
-		if (lo_op_refused(qp, h, IBV_ACCESS_REMOTE_WRITE))
+		/* PLACED: the requester checked and wrote, as an HCA does */
+		if (!(h->flags & LO_WF_PLACED) &&
+		    lo_op_refused(qp, h, IBV_ACCESS_REMOTE_WRITE))
 			return LO_DONE;
 		if (h->len) {
 			lo_mr_rdlock();
@@ -561,7 +568,9 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 		r = imm ? lo_take_recv(qp, h, &rq, false, NULL) : NULL;
 		if (r) {
 			lo_cqe(rq.cq, qp, r->wr_id, IBV_WC_SUCCESS,
-			       IBV_WC_RECV_RDMA_WITH_IMM, h->len, h->src_qpn,
+			       IBV_WC_RECV_RDMA_WITH_IMM,
+			       (h->flags & LO_WF_PLACED) ? h->rdlen : h->len,
+			       h->src_qpn,
 			       h->imm, IBV_WC_WITH_IMM,
 			       h->flags & LO_WF_SOLICITED);
 			free(r);
@@ -645,6 +654,7 @@ static void lo_handle_resp(struct lo_qp *qp, struct lo_wire_hdr *h,
 	if (!w || w->done)
 		return;
 	w->done = true;
+	qp->pending--;
 	switch (h->op) {
 	case LO_OP_ACK:
 		w->status = IBV_WC_SUCCESS;
@@ -1080,6 +1090,7 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	lo_ud_close(qp);
 	lo_qp_close_conns(qp, 0);
 	lo_qpn_free(qp);
+	lo_dma_qp_pub(qp, true);
 	pthread_mutex_unlock(&qp->lock);
 	lo_prog_unlock();
 
@@ -1203,6 +1214,7 @@ static void lo_qp_reset_locked(struct lo_qp *qp)
 		free(w);
 	}
 	qp->nswr = 0;
+	qp->pending = 0;
 	lo_free_inq(qp);
 	qp->sq_error = false;
 	qp->peer_gone = false;
@@ -1288,6 +1300,8 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 			lo_drain_inq_locked(qp);
 	}
 	qp->attr.qp_state = ibqp->state;
+	/* peers place data while we can take it (RTS, SQD) */
+	lo_dma_qp_pub(qp, false);
 	pthread_mutex_unlock(&qp->lock);
 	lo_prog_unlock();
 	return 0;
@@ -1485,6 +1499,52 @@ static int lo_post_one(struct lo_qp *qp, struct ibv_send_wr *wr)
 	w->signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
 	w->byte_len = total;
 
+	if (read) {
+		/* Check the scatter list now; re-checked when data lands. */
+		bool bad = false;
+
+		lo_mr_rdlock();
+		for (i = 0; i < wr->num_sge; i++) {
+			struct ibv_sge *s = &wr->sg_list[i];
+
+			w->sg[i] = *s;
+			if (s->length &&
+			    !lo_key_ptr(qp->qp.pd, s->lkey, s->addr,
+					s->length, IBV_ACCESS_LOCAL_WRITE))
+				bad = true;
+		}
+		lo_mr_unlock();
+		w->num_sge = wr->num_sge;
+		if (bad) {
+			free(w);
+			return lo_swr_fail(qp, wr, IBV_WC_LOC_PROT_ERR);
+		}
+	}
+	/*
+	 * Place the data in the target ourselves, as a NIC does, when
+	 * nothing of ours is still on its way there (RC orders a request
+	 * after every earlier one).  A WRITE or READ is then done: its
+	 * completion follows the placement, as an ACK would; a
+	 * WRITE_WITH_IMM still sends its immediate, by the stream.
+	 */
+	if (!qp->sq_error && !qp->pending && qp->qp.qp_type == IBV_QPT_RC &&
+	    !qp->peer_gone &&
+	    (h.op == LO_OP_WRITE || h.op == LO_OP_READ_REQ ||
+	     (h.op == LO_OP_WRITE_IMM && total)) &&
+	    lo_dma_post(qp, wr, &h, total)) {
+		if (h.op != LO_OP_WRITE_IMM) {
+			w->seq = ++qp->next_seq;
+			w->done = true;
+			w->status = IBV_WC_SUCCESS;
+			lo_list_add_tail(&qp->swrs, &w->link);
+			qp->nswr++;
+			return 0;
+		}
+		h.flags |= LO_WF_PLACED;
+		h.rdlen = total;
+		h.len = 0;
+	}
+
 	if (!qp->sq_error) {
 		b = lo_txbuf_new(&h, h.len);
 		if (!b) {
@@ -1503,34 +1563,13 @@ static int lo_post_one(struct lo_qp *qp, struct ibv_send_wr *wr)
 			return lo_swr_fail(qp, wr, st);
 		}
 	}
-	if (read) {
-		/* Check the scatter list now; re-checked when data lands. */
-		bool bad = false;
-
-		lo_mr_rdlock();
-		for (i = 0; i < wr->num_sge; i++) {
-			struct ibv_sge *s = &wr->sg_list[i];
-
-			w->sg[i] = *s;
-			if (s->length &&
-			    !lo_key_ptr(qp->qp.pd, s->lkey, s->addr,
-					s->length, IBV_ACCESS_LOCAL_WRITE))
-				bad = true;
-		}
-		lo_mr_unlock();
-		w->num_sge = wr->num_sge;
-		if (bad) {
-			free(b);
-			free(w);
-			return lo_swr_fail(qp, wr, IBV_WC_LOC_PROT_ERR);
-		}
-	}
 
 	w->seq = ++qp->next_seq;
 	if (b)
 		((struct lo_wire_hdr *)b->data)->seq = w->seq;
 	lo_list_add_tail(&qp->swrs, &w->link);
 	qp->nswr++;
+	qp->pending++;
 	if (!b)
 		return 0;	/* behind a local error: will be flushed */
 
@@ -1547,8 +1586,10 @@ static int lo_post_one(struct lo_qp *qp, struct ibv_send_wr *wr)
 		lo_tmo_arm(qp, lo_qp_tmo_ns(qp));
 		return 0;
 	}
-	if (qp->qp.qp_type == IBV_QPT_UC)
+	if (qp->qp.qp_type == IBV_QPT_UC) {
 		w->done = true;		/* unreliable: no ACK coming */
+		qp->pending--;
+	}
 	return 0;
 }
 

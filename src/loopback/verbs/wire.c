@@ -25,6 +25,10 @@
  * timer list with a deadline; a timerfd in the epoll set wakes whoever
  * makes progress when the earliest one is due, and the QP's oldest
  * outstanding send then completes with IBV_WC_RETRY_EXC_ERR.
+ *
+ * The HELLO of a link we dial carries our direct-placement table
+ * (SCM_RIGHTS, dma.c), so the block's process can write into our memory
+ * itself; the HELLO of a link we accepted gives us the dialler's.
  */
 #ifdef HAVE_CONFIG_H
 #include <config.h>
@@ -34,6 +38,7 @@
 #endif
 #include <errno.h>
 #include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -96,10 +101,12 @@ static void lo_fork_prepare(void)
 	pthread_mutex_lock(&lo_link_mtx);
 	pthread_mutex_lock(&lo_conns_mtx);
 	pthread_mutex_lock(&lo_tmo_mtx);
+	lo_dma_fork_prepare();
 }
 
 static void lo_fork_parent(void)
 {
+	lo_dma_fork_parent();
 	pthread_mutex_unlock(&lo_tmo_mtx);
 	pthread_mutex_unlock(&lo_conns_mtx);
 	pthread_mutex_unlock(&lo_link_mtx);
@@ -121,6 +128,9 @@ static void lo_fork_child(void)
 
 		close(c->fd);
 		c->fd = -1;
+		if (c->tbl_fd >= 0)
+			close(c->tbl_fd);
+		c->tbl_fd = -1;
 		__atomic_store_n(&c->dead, true, __ATOMIC_RELEASE);
 		c->in_epoll = false;
 	}
@@ -136,7 +146,7 @@ static void lo_fork_child(void)
 	lo_timerfd = -1;
 	lo_prog_waiters = 0;
 	/* the parent's block and links are the parent's: start afresh */
-	lo_blk = 0;
+	__atomic_store_n(&lo_blk, 0, __ATOMIC_RELAXED);
 	lo_blk_listener = NULL;
 	free(lo_blk_qps);
 	lo_blk_qps = NULL;
@@ -148,11 +158,22 @@ static void lo_fork_child(void)
 	pthread_mutex_init(&lo_conns_mtx, NULL);
 	pthread_mutex_init(&lo_prog_mtx, NULL);
 	pthread_mutex_init(&lo_start_mtx, NULL);
+	lo_dma_fork_child();
 }
 
 static void lo_atfork_register(void)
 {
 	pthread_atfork(lo_fork_prepare, lo_fork_parent, lo_fork_child);
+}
+
+/*
+ * Before this process has state a fork() child must not inherit: a
+ * progress thread, or a direct-placement table (whose entries the child
+ * would otherwise fill with its own addresses).
+ */
+void lo_atfork_init(void)
+{
+	pthread_once(&lo_atfork_once, lo_atfork_register);
 }
 
 /* --- connections --------------------------------------------------------- */
@@ -166,6 +187,7 @@ static struct lo_conn *lo_conn_new(enum lo_conn_kind kind, int fd,
 		return NULL;
 	c->kind = kind;
 	c->fd = fd;
+	c->tbl_fd = -1;
 	c->qp = qp;
 	lo_list_init(&c->link);
 	lo_list_init(&c->txq);
@@ -250,6 +272,8 @@ static void lo_reap_zombies(void)
 		lo_list_del(&c->all_link);
 		if (c->fd >= 0)
 			close(c->fd);
+		if (c->tbl_fd >= 0)
+			close(c->tbl_fd);
 		free(c->pay);
 		pthread_mutex_destroy(&c->tx_lock);
 		free(c);
@@ -514,6 +538,8 @@ static void lo_rx_eof(struct lo_conn *c)
 {
 	uint32_t blk = c->hello ? c->blk : 0;
 
+	if (blk)
+		lo_dma_peer_gone(blk, c);
 	lo_conn_kill(c);
 	if (blk)
 		lo_blk_died(blk);
@@ -528,6 +554,7 @@ static void lo_rx_frame(struct lo_conn *c, struct lo_wire_hdr *h,
 	if (h->op == LO_OP_HELLO) {
 		c->hello = true;
 		c->blk = lo_blk_of(h->src_qpn);
+		lo_dma_peer_hello(c->blk, c);
 		free(pay);
 		return;
 	}
@@ -544,6 +571,39 @@ static void lo_rx_frame(struct lo_conn *c, struct lo_wire_hdr *h,
 	pthread_mutex_unlock(&qp->lock);
 }
 
+/* Until its HELLO is in, a link may bring the dialler's table along. */
+static ssize_t lo_rx_hello(struct lo_conn *c, void *buf, size_t len)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct iovec v = { buf, len };
+	struct msghdr mh = {
+		.msg_iov = &v, .msg_iovlen = 1,
+		.msg_control = u.b, .msg_controllen = sizeof(u.b),
+	};
+	struct cmsghdr *cm;
+	ssize_t n = recvmsg(c->fd, &mh, MSG_DONTWAIT | MSG_CMSG_CLOEXEC);
+
+	if (n <= 0)
+		return n;
+	for (cm = CMSG_FIRSTHDR(&mh); cm; cm = CMSG_NXTHDR(&mh, cm)) {
+		int fd;
+
+		if (cm->cmsg_level != SOL_SOCKET ||
+		    cm->cmsg_type != SCM_RIGHTS ||
+		    cm->cmsg_len < CMSG_LEN(sizeof(int)))
+			continue;
+		memcpy(&fd, CMSG_DATA(cm), sizeof(fd));
+		if (c->tbl_fd >= 0)
+			close(fd);
+		else
+			c->tbl_fd = fd;
+	}
+	return n;
+}
+
 static void lo_rx(struct lo_conn *c)
 {
 	int budget = LO_RX_BUDGET;
@@ -551,7 +611,10 @@ static void lo_rx(struct lo_conn *c)
 	while (budget > 0 && !lo_dead(c)) {
 		ssize_t n;
 
-		if (c->hdr_got < sizeof(c->hdr)) {
+		if (c->hdr_got < sizeof(c->hdr) && !c->hello) {
+			n = lo_rx_hello(c, (char *)&c->hdr + c->hdr_got,
+					sizeof(c->hdr) - c->hdr_got);
+		} else if (c->hdr_got < sizeof(c->hdr)) {
 			n = recv(c->fd, (char *)&c->hdr + c->hdr_got,
 				 sizeof(c->hdr) - c->hdr_got, MSG_DONTWAIT);
 		} else {
@@ -604,6 +667,14 @@ static void lo_rx(struct lo_conn *c)
 	}
 }
 
+/* The process at the other end of c closed it: it is gone. */
+static bool lo_peer_closed(struct lo_conn *c)
+{
+	struct pollfd pfd = { .fd = c->fd, .events = POLLIN | POLLRDHUP };
+
+	return c->fd >= 0 && poll(&pfd, 1, 0) > 0;
+}
+
 /*
  * A link we dialled broke: the block's process is gone.  Its QPs' deaths
  * show on the links they dialled to us (lo_rx_eof, in order with their
@@ -615,8 +686,12 @@ static void lo_link_broke(struct lo_conn *c)
 	uint32_t i;
 
 	pthread_mutex_lock(&lo_link_mtx);
-	if (lo_links[c->blk] == c)
+	if (lo_links[c->blk] == c) {
+		/* before a new link to the block can hand our table out */
+		if (lo_peer_closed(c))
+			lo_dma_blk_reset(c->blk);
 		lo_links[c->blk] = NULL;
+	}
 	pthread_mutex_unlock(&lo_link_mtx);
 	for (i = 0; lo_blk_qps && i < LO_QPN_PER_BLK; i++) {
 		struct lo_qp *qp = lo_blk_qps[i];
@@ -793,7 +868,7 @@ static int lo_start(void)
 	pthread_t t;
 	int epfd, err;
 
-	pthread_once(&lo_atfork_once, lo_atfork_register);
+	lo_atfork_init();
 	pthread_mutex_lock(&lo_start_mtx);
 	if (lo_epfd >= 0) {
 		pthread_mutex_unlock(&lo_start_mtx);
@@ -880,7 +955,7 @@ static int lo_blk_reserve(void)
 		return -1;
 	}
 	lo_blk_listener = c;
-	lo_blk = b;
+	__atomic_store_n(&lo_blk, b, __ATOMIC_RELAXED);
 	lo_blk_next = r;
 	lo_blk_used = 0;
 	return 0;
@@ -930,6 +1005,33 @@ void lo_qpn_free(struct lo_qp *qp)
 	lo_blk_used--;
 }
 
+uint32_t lo_own_blk(void)
+{
+	return __atomic_load_n(&lo_blk, __ATOMIC_RELAXED);
+}
+
+/*
+ * For a fence waiting on a block's count: false once the block's process
+ * is seen gone (no link to it, or its end closed).  Our link to it is the
+ * one that gave it our table, so this is the process that counts there.
+ */
+bool lo_blk_alive(uint32_t blk)
+{
+	struct lo_conn *c;
+	bool alive = false;
+
+	pthread_mutex_lock(&lo_link_mtx);
+	c = blk < LO_QPN_BLKS ? lo_links[blk] : NULL;
+	if (c) {
+		pthread_mutex_lock(&c->tx_lock);
+		alive = !c->broken;
+		pthread_mutex_unlock(&c->tx_lock);
+	}
+	alive = c && alive && !lo_dead(c) && !lo_peer_closed(c);
+	pthread_mutex_unlock(&lo_link_mtx);
+	return alive;
+}
+
 /* Connect to a block's listener; the result is a non-blocking stream. */
 static int lo_dial_blk(uint32_t blk, bool nonblock)
 {
@@ -954,13 +1056,57 @@ static int lo_dial_blk(uint32_t blk, bool nonblock)
 }
 
 /*
+ * The first frame on a link we dialled, naming our block, with our table
+ * attached when we have one (the bytes go at once: the link is new and
+ * empty).  Caller holds lo_link_mtx, before anyone else may use c.
+ */
+static void lo_link_hello(struct lo_conn *c)
+{
+	union {
+		struct cmsghdr h;
+		char b[CMSG_SPACE(sizeof(int))];
+	} u;
+	struct lo_wire_hdr h;
+	struct iovec v = { &h, sizeof(h) };
+	struct msghdr mh = { .msg_iov = &v, .msg_iovlen = 1 };
+	struct lo_txbuf *b;
+	ssize_t n = -1;
+	int fd = lo_dma_own_fd();
+
+	memset(&h, 0, sizeof(h));
+	h.op = LO_OP_HELLO;
+	h.src_qpn = lo_blk << LO_QPN_BLK_BITS;
+	if (fd >= 0) {
+		struct cmsghdr *cm;
+
+		memset(&u, 0, sizeof(u));
+		mh.msg_control = u.b;
+		mh.msg_controllen = sizeof(u.b);
+		cm = CMSG_FIRSTHDR(&mh);
+		cm->cmsg_level = SOL_SOCKET;
+		cm->cmsg_type = SCM_RIGHTS;
+		cm->cmsg_len = CMSG_LEN(sizeof(int));
+		memcpy(CMSG_DATA(cm), &fd, sizeof(fd));
+		do {
+			n = sendmsg(c->fd, &mh, MSG_NOSIGNAL | MSG_DONTWAIT);
+		} while (n < 0 && errno == EINTR);
+		if (n == (ssize_t)sizeof(h))
+			return;
+	}
+	b = lo_txbuf_new(&h, 0);
+	if (!b)
+		return;
+	if (n > 0)
+		b->off = n;	/* the table went with the first bytes */
+	lo_conn_queue(c, b);
+}
+
+/*
  * The link to blk, dialling it if there is none (without waiting with
  * nonblock: a full backlog then fails).  NULL: nobody owns blk.
  */
 static struct lo_conn *lo_link_get(uint32_t blk, bool dial, bool nonblock)
 {
-	struct lo_wire_hdr h;
-	struct lo_txbuf *b;
 	struct lo_conn *c;
 	int fd;
 
@@ -991,15 +1137,10 @@ static struct lo_conn *lo_link_get(uint32_t blk, bool dial, bool nonblock)
 		lo_conn_kill(c);
 		return o;
 	}
+	/* the acceptor learns which block we are: our QPs' process */
+	lo_link_hello(c);
 	lo_links[blk] = c;
 	pthread_mutex_unlock(&lo_link_mtx);
-	/* the acceptor learns which block we are: our QPs' process */
-	memset(&h, 0, sizeof(h));
-	h.op = LO_OP_HELLO;
-	h.src_qpn = lo_blk << LO_QPN_BLK_BITS;
-	b = lo_txbuf_new(&h, 0);
-	if (b)
-		lo_conn_queue(c, b);
 	return c;
 }
 
