@@ -18,12 +18,13 @@ for f in "$scn"/*.scenario; do
 		$1 == "expect_rule" { r = $2 } $1 == "expect_function" { fn = $2 }
 		$1 == "backend" { b = $2 } $1 == "wrapper" { w = 1 }
 		$1 == "options" { o = substr($0, 9) }
+		$1 == "symbolize" { y = $2 }
 		END {
 			if (r == "" || p == "" || w || (b != "" && b != "loopback"))
 				exit
 			pri = base == r ".scenario" ? 0 : 1
 			print pri, r, p, (m == "" ? "bad" : m), fn, base, \
-				(o == "" ? "-" : o)
+				(o == "" ? "-" : o), (y == "1" ? 1 : 0)
 		}' "$f"
 done | sort -k1,1n -k6,6 >"${TMPDIR:-/tmp}/gen-rules.$$"
 
@@ -40,6 +41,7 @@ BEGIN {
 			sprog[a[2]] = a[3]; smode[a[2]] = a[4]
 			sfn[a[2]] = a[5]; sfile[a[2]] = a[6]
 			sopt[a[2]] = a[7] == "-" ? "" : "RDMACHECK_OPTIONS=" a[7] " "
+			ssym[a[2]] = a[8]
 		}
 	}
 	printf "%s", head
@@ -54,8 +56,15 @@ $1 == "rule" {
 		printf "\n**Example.** `tests/scenarios/%s` breaks it: ", sfile[id]
 		printf "`%srdmacheck --loopback -- build/tests/scenarios/%s %s` reports\n\n", sopt[id], sprog[id], smode[id]
 		printf "    ==PID== %s: rdmacheck: ... [%s]\n", word, id
-		printf "        #0 0x... in %s tests/scenarios/...\n", sfn[id] == "" ? "..." : sfn[id]
-		printf "        ...\n"
+		if (ssym[id] == 1) {
+			# from a signal handler: module+offset, named offline
+			printf "        #0 0x... (build/tests/scenarios/%s+0x...)\n", sprog[id]
+			printf "        ...\n"
+			printf "\nand `rdmacheck-report` names its first frame `%s`.\n", sfn[id]
+		} else {
+			printf "        #0 0x... in %s tests/scenarios/...\n", sfn[id] == "" ? "..." : sfn[id]
+			printf "        ...\n"
+		}
 	}
 }
 ' "$tab"

@@ -63,16 +63,28 @@ static void atfork_child(void)
 }
 
 /*
- * A fatal signal: write what we know (taking no lock that may be held
- * for good, allocating nothing: rc_report_write_json's crash_safe mode),
- * then hand the signal on: to the handler that was there before ours (the
- * program's, or a sanitizer's), or to the default action, so the process
- * ends with the original signal.  When several threads crash at once, the
- * first writes the report and the others wait for it (bounded) before
- * they go on, so the process cannot die under a half-written report.
+ * A fatal signal: report it (rc_report_crash: the fatal-signal finding,
+ * its stack the signal's, on the log and in the JSON report, taking no
+ * lock that may be held for good and allocating nothing), then hand the
+ * signal on: to the handler that was there before ours (the program's,
+ * or a sanitizer's), or to the default action, so the process ends with
+ * the original signal.  When several threads crash at once, the first
+ * reports and the others wait for it (bounded) before they go on, so the
+ * process cannot die under a half-written report.
+ *
+ * A program's handler may end the process (_exit, a sanitizer's report)
+ * before we could say anything, so the report comes first.  When it
+ * returns instead, the process goes on (a fault fixed and retried, a sent
+ * signal ignored): the report is withdrawn, and that handler's signals
+ * are its own from then on (a runtime that catches its own faults would
+ * have one report per fault).  abort() raises SIGABRT again with the
+ * default action after its handler returns, and a fault whose handler
+ * put the default action back is retried into it: those reports stand.
  */
 static struct sigaction fatal_old[RC_ARRAY_SIZE(fatal_signals)];
+static volatile sig_atomic_t fatal_handled[RC_ARRAY_SIZE(fatal_signals)];
 static int crash_state;		/* 0, 1 writing, 2 written */
+static pid_t crash_tid;		/* the thread writing it */
 
 /* Wait (bounded) until *state is 2: a report another thread writes. */
 static void report_wait(const int *state)
@@ -91,32 +103,70 @@ static void crash_wait(void)
 	report_wait(&crash_state);
 }
 
+/* A fault retried into the default action its handler put back. */
+static bool dies_on_retry(int sig, const siginfo_t *info)
+{
+	struct sigaction cur;
+
+	return info && info->si_code > 0 && !sigaction(sig, NULL, &cur) &&
+	       !(cur.sa_flags & SA_SIGINFO) && cur.sa_handler == SIG_DFL;
+}
+
+/* A handler of the program's, not the default action (or ignored). */
+static bool is_handler(const struct sigaction *sa)
+{
+	if (sa->sa_flags & SA_SIGINFO)
+		return sa->sa_sigaction != NULL;
+	return sa->sa_handler != SIG_DFL && sa->sa_handler != SIG_IGN;
+}
+
 static void on_fatal(int sig, siginfo_t *info, void *uc)
 {
 	const struct sigaction *old = NULL;
 	int saved = errno, expected = 0;
-	unsigned i;
+	bool chained, mine = false;
+	unsigned i, k = 0;
 
 	for (i = 0; i < RC_ARRAY_SIZE(fatal_signals); i++)
-		if (fatal_signals[i] == sig)
+		if (fatal_signals[i] == sig) {
 			old = &fatal_old[i];
-	if (__atomic_compare_exchange_n(&crash_state, &expected, 1, false,
-					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
+			k = i;
+		}
+	chained = old && is_handler(old);
+	if (chained && fatal_handled[k]) {
+		/* That handler survived one before: its own business. */
+	} else if (__atomic_compare_exchange_n(&crash_state, &expected, 1,
+					       false, __ATOMIC_ACQ_REL,
+					       __ATOMIC_ACQUIRE)) {
+		__atomic_store_n(&crash_tid, rc_gettid(), __ATOMIC_RELAXED);
 		crashed = 1;
-		rc_report_write_json("crashed", true);
+		/* halt_on_error's own abort(): its report is written. */
+		if (!rc_report_halted())
+			rc_report_crash(sig, info, uc, chained);
 		__atomic_store_n(&crash_state, 2, __ATOMIC_RELEASE);
+		mine = true;
+	} else if (expected == 1 &&
+		   __atomic_load_n(&crash_tid, __ATOMIC_RELAXED) ==
+		   rc_gettid()) {
+		/* A fault in our own report: not the program's to see. */
+		die_of(sig);
 	} else if (expected == 1) {
 		crash_wait();
 	}
-	if (old && (old->sa_flags & SA_SIGINFO) && old->sa_sigaction) {
+	if (chained && (old->sa_flags & SA_SIGINFO)) {
 		old->sa_sigaction(sig, info, uc);
-	} else if (old && old->sa_handler != SIG_DFL &&
-		   old->sa_handler != SIG_IGN) {
+	} else if (chained) {
 		old->sa_handler(sig);
 	} else {
 		die_of(sig);
 	}
-	errno = saved;		/* the chained handler returned */
+	/* The chained handler returned: the process goes on. */
+	if (chained && mine && sig != SIGABRT && !dies_on_retry(sig, info)) {
+		fatal_handled[k] = 1;
+		rc_report_crash_withdrawn(sig);
+		__atomic_store_n(&crash_state, 0, __ATOMIC_RELEASE);
+	}
+	errno = saved;
 }
 
 static void install_fatal_handlers(void)

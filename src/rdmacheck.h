@@ -40,4 +40,11 @@ int rc_thread_create(pthread_t *t, const pthread_attr_t *attr,
 		     void *(*fn)(void *), void *arg);
 void rc_gettid_atfork_child(void);
 
+/*
+ * "SIGSEGV" for SIGSEGV, and "SEGV_MAPERR" for its si_code 1 ("SI_TKILL"
+ * for one raise() sent); NULL when unknown.  Async-signal-safe.
+ */
+const char *rc_signal_name(int sig);
+const char *rc_signal_code(int sig, int code);
+
 #endif

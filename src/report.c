@@ -6,6 +6,10 @@
  * Locking: one mutex (rc_coll.lock) guards the counters and the stored
  * findings.  Suppression matching and text formatting (both symbolize,
  * which can be slow) and the write(2) of the text block happen outside it.
+ *
+ * The fatal-signal finding (rc_report_crash) is made in its signal
+ * handler: never collected, matched or symbolized, it goes only to its
+ * text block and the crash report.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"
@@ -13,6 +17,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -475,4 +480,125 @@ int rc_report_exit_status(void)
 	if (rc_opt.exitcode && (s.errors || s.leaks))
 		return rc_opt.exitcode;
 	return -1;
+}
+
+/* ---- the fatal-signal finding, from its handler ------------------------ */
+
+/* A bounded string for a signal handler: no stdio; truncates. */
+struct sig_str {
+	char *p;
+	size_t len, cap;	/* cap counts the NUL */
+};
+
+static void ss_put(struct sig_str *b, const char *s)
+{
+	while (*s && b->len + 1 < b->cap)
+		b->p[b->len++] = *s++;
+	b->p[b->len] = '\0';
+}
+
+static void ss_num(struct sig_str *b, unsigned long long v, unsigned base)
+{
+	char tmp[24], *p = tmp + sizeof(tmp) - 1;
+
+	*p = '\0';
+	do
+		*--p = "0123456789abcdef"[v % base];
+	while ((v /= base));
+	if (base == 16)
+		ss_put(b, "0x");
+	ss_put(b, p);
+}
+
+static void ss_signal(struct sig_str *b, int sig)
+{
+	const char *name = rc_signal_name(sig);
+
+	if (name) {
+		ss_put(b, name);
+	} else {
+		ss_put(b, "signal ");
+		ss_num(b, (unsigned)sig, 10);
+	}
+}
+
+/* "SIGSEGV (SEGV_MAPERR) at address 0x0", or who sent it. */
+static void crash_message(struct sig_str *b, int sig, const siginfo_t *si)
+{
+	const char *code = si ? rc_signal_code(sig, si->si_code) : NULL;
+	bool fault = sig == SIGSEGV || sig == SIGBUS || sig == SIGILL ||
+		     sig == SIGFPE;
+
+	ss_signal(b, sig);
+	if (!si)
+		return;
+	ss_put(b, " (");
+	if (code) {
+		ss_put(b, code);
+	} else {
+		ss_put(b, "si_code ");
+		if (si->si_code < 0)
+			ss_put(b, "-");
+		ss_num(b, si->si_code < 0 ? -(unsigned)si->si_code :
+			  (unsigned)si->si_code, 10);
+	}
+	ss_put(b, ")");
+	if (fault && si->si_code > 0 && si->si_code != SI_KERNEL) {
+		ss_put(b, " at address ");
+		ss_num(b, (uintptr_t)si->si_addr, 16);
+	} else if (si->si_code <= 0 && si->si_pid == getpid()) {
+		ss_put(b, " sent by the process itself");
+	} else if (si->si_code <= 0) {
+		ss_put(b, " sent by pid ");
+		ss_num(b, (unsigned)si->si_pid, 10);
+	}
+}
+
+void rc_report_crash(int sig, const siginfo_t *si, const void *uc,
+		     bool chained)
+{
+	/* Static: the alternate signal stack is small. */
+	static struct rc_finding f;
+	static char text[4096], note[160];
+	struct sig_str b = { f.message, 0, sizeof(f.message) };
+	struct sig_str nb = { note, 0, sizeof(note) };
+	struct rc_out o;
+
+	memset(&f, 0, sizeof(f));
+	f.rule = RC_R_FATAL_SIGNAL;
+	f.count = 1;
+	f.tid = rc_gettid();
+	f.stack = rc_stack_capture_signal(uc);
+	crash_message(&b, sig, si);
+
+	ss_put(&nb, "in thread ");
+	ss_num(&nb, (unsigned)f.tid, 10);
+	if (chained) {
+		ss_put(&nb, "; the program's own ");
+		ss_signal(&nb, sig);
+		ss_put(&nb, " handler runs next");
+	} else if (rc_opt.json && *rc_opt.json) {
+		ss_put(&nb, "; rdmacheck-report names these frames from the "
+		       "JSON report");
+	}
+	rc_out_init_fd(&o, text, sizeof(text), rc_coll.log_fd);
+	rc_text_crash(&o, &f, getpid(), note);
+	rc_out_write(&o, rc_coll.log_fd);
+
+	rc_json_crash(&f, sig);
+}
+
+void rc_report_crash_withdrawn(int sig)
+{
+	char line[256];
+	struct sig_str b = { line, 0, sizeof(line) };
+
+	ss_put(&b, "==");
+	ss_num(&b, (unsigned)getpid(), 10);
+	ss_put(&b, "== rdmacheck: the program's ");
+	ss_signal(&b, sig);
+	ss_put(&b, " handler returned: the process goes on, so that was no "
+	       "crash (its later ones are left to that handler)\n");
+	write_all(rc_coll.log_fd, line, b.len);
+	rc_json_crash_withdraw();
 }

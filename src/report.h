@@ -6,6 +6,7 @@
 #ifndef RC_REPORT_H
 #define RC_REPORT_H
 
+#include <signal.h>
 #include <stdbool.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -127,6 +128,22 @@ void rc_report_summary(struct rc_summary *s);
  * give up), allocate nothing new where avoidable.
  */
 void rc_report_write_json(const char *status, bool crash_safe);
+
+/*
+ * A fatal signal (sig, its siginfo and ucontext): the fatal-signal
+ * finding, its stack the signal's (the faulting pc first), printed on
+ * the log (frames as module+offset) and put in the JSON report, status
+ * "crashed".  chained: the program's own handler runs next (the block
+ * says so).  Async-signal-safe, for the fatal-signal handler alone.
+ */
+void rc_report_crash(int sig, const siginfo_t *si, const void *uc,
+		     bool chained);
+/*
+ * The program's handler returned from that signal (and the process goes
+ * on): a note on the log, and the next JSON report replaces the crash
+ * report.  Async-signal-safe.
+ */
+void rc_report_crash_withdrawn(int sig);
 
 /* The librdmacm that is loaded, and how many of its own exports it calls
  * through the PLT (0: linked with -Bsymbolic-functions), for the JSON. */

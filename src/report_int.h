@@ -118,4 +118,21 @@ void rc_report_file_clean(const char *final);
  * line), symbolizing its stacks. */
 void rc_text_finding(struct rc_out *o, const struct rc_finding *f, int pid);
 
+/*
+ * The fatal-signal finding's block, async-signal-safe: frames as module
+ * and offset (rc_crash_frame), then note, a line of its own, if any.
+ */
+void rc_text_crash(struct rc_out *o, const struct rc_finding *f, int pid,
+		   const char *note);
+
+/*
+ * report_json.c, async-signal-safe: module and offset of pc from
+ * /proc/self/maps (read again when fresh), in tables of its own.
+ */
+void rc_crash_frame(uintptr_t pc, struct rc_frame *fr, bool fresh);
+/* The crash report: status "crashed", the findings kept, then extra. */
+void rc_json_crash(const struct rc_finding *extra, int sig);
+/* The process goes on after all: the next report may replace it. */
+void rc_json_crash_withdraw(void);
+
 #endif

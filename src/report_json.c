@@ -13,8 +13,10 @@
  *
  * Crash mode (from a fatal-signal handler): the collector lock is only
  * tried, nothing is allocated, and rc_symbolize() is not called (it
- * allocates and locks).  Frames get module and offset from a one-time
- * parse of /proc/self/maps into static tables (open/read only); function
+ * allocates and locks).  The fatal-signal finding, which the collector
+ * never keeps, comes after the kept ones, and the summary counts it.
+ * Frames get module and offset from a one-time parse of /proc/self/maps
+ * into static tables (open/read only); function
  * and file are null, line 0, and "symbolized" is false; module + offset
  * still let an offline tool symbolize every frame.  The frame table is
  * mmap()ed in both modes.
@@ -170,15 +172,26 @@ static void json_key(struct rc_out *o, const char *key)
 #define MAPS_MAX 1024
 #define MAPS_PATHS 65536
 
-static struct map_ent {
+struct map_ent {
 	uintptr_t start, end, base;
 	uintptr_t hdr_end;	/* end of the mapping at base (file offset
 				 * 0, the ELF header), 0 if unreadable */
-	unsigned path;		/* offset into map_paths */
-} maps[MAPS_MAX];
-static unsigned nmaps;
-static char map_paths[MAPS_PATHS];
-static bool maps_loaded;
+	unsigned path;		/* offset into paths */
+};
+
+/*
+ * The executable mappings, parsed into static storage (a signal stack
+ * has no room, and nothing is allocated).  Two: the documents' (under
+ * json_lock) and the fatal-signal block's, which is printed without it.
+ */
+struct maps_tab {
+	struct map_ent e[MAPS_MAX];
+	unsigned n;
+	bool loaded;
+	char paths[MAPS_PATHS];
+	char chunk[4096], line[PATH_MAX + 128], last[PATH_MAX];
+};
+static struct maps_tab doc_maps, sig_maps;
 
 static uintptr_t parse_hex(const char **p)
 {
@@ -197,11 +210,11 @@ static uintptr_t parse_hex(const char **p)
 }
 
 /*
- * One line, "start-end perms offset dev inode path".  last holds the path
- * of the latest mapping of file offset 0 and last_base its address: the
- * module's load base.
+ * One line, "start-end perms offset dev inode path".  t->last holds the
+ * path of the latest mapping of file offset 0 and last_base its address:
+ * the module's load base.
  */
-static void maps_line(const char *l, char *last, size_t last_len,
+static void maps_line(struct maps_tab *t, const char *l,
 		      uintptr_t *last_base, uintptr_t *last_end,
 		      unsigned *paths_used)
 {
@@ -235,85 +248,92 @@ static void maps_line(const char *l, char *last, size_t last_len,
 	if (*path != '/')
 		return;		/* anonymous, [stack], [vdso], ... */
 	plen = strlen(path);
-	if (off == 0 && plen < last_len) {
-		memcpy(last, path, plen + 1);
+	if (off == 0 && plen < sizeof(t->last)) {
+		memcpy(t->last, path, plen + 1);
 		*last_base = start;
 		*last_end = perms[0] == 'r' ? end : 0;
 	}
 	if (perms[0] == ' ' || perms[1] == ' ' || perms[2] != 'x' ||
-	    nmaps == MAPS_MAX)
+	    t->n == MAPS_MAX)
 		return;
-	m = &maps[nmaps];
+	m = &t->e[t->n];
 	m->start = start;
 	m->end = end;
-	m->base = strcmp(last, path) ? start - off : *last_base;
-	m->hdr_end = strcmp(last, path) ? 0 : *last_end;
-	if (nmaps && !strcmp(map_paths + maps[nmaps - 1].path, path)) {
-		m->path = maps[nmaps - 1].path;
+	m->base = strcmp(t->last, path) ? start - off : *last_base;
+	m->hdr_end = strcmp(t->last, path) ? 0 : *last_end;
+	if (t->n && !strcmp(t->paths + t->e[t->n - 1].path, path)) {
+		m->path = t->e[t->n - 1].path;
 	} else {
 		if (*paths_used + plen + 1 > MAPS_PATHS)
 			return;
-		memcpy(map_paths + *paths_used, path, plen + 1);
+		memcpy(t->paths + *paths_used, path, plen + 1);
 		m->path = *paths_used;
 		*paths_used += plen + 1;
 	}
-	nmaps++;
+	t->n++;
 }
 
-/* Static buffers: this runs on a signal stack, under the collector lock. */
-static void maps_load(void)
+/* open/read only: this also runs in a fatal-signal handler. */
+static void maps_load(struct maps_tab *t)
 {
-	static char chunk[4096], line[PATH_MAX + 128], last[PATH_MAX];
 	uintptr_t last_base = 0, last_end = 0;
 	unsigned paths_used = 0;
 	size_t ll = 0;
 	ssize_t r, i;
 	int fd;
 
-	maps_loaded = true;
-	nmaps = 0;
-	last[0] = '\0';
+	t->loaded = true;
+	t->n = 0;
+	t->last[0] = '\0';
 	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return;
-	while ((r = read(fd, chunk, sizeof(chunk))) > 0) {
+	while ((r = read(fd, t->chunk, sizeof(t->chunk))) > 0) {
 		for (i = 0; i < r; i++) {
-			if (chunk[i] != '\n') {
-				if (ll < sizeof(line) - 1)
-					line[ll++] = chunk[i];
+			if (t->chunk[i] != '\n') {
+				if (ll < sizeof(t->line) - 1)
+					t->line[ll++] = t->chunk[i];
 				continue;
 			}
-			line[ll] = '\0';
+			t->line[ll] = '\0';
 			ll = 0;
-			maps_line(line, last, sizeof(last), &last_base,
-				  &last_end, &paths_used);
+			maps_line(t, t->line, &last_base, &last_end,
+				  &paths_used);
 		}
 	}
 	close(fd);
 }
 
-static const struct map_ent *map_of(uintptr_t pc)
+static const struct map_ent *map_of(struct maps_tab *t, uintptr_t pc)
 {
 	unsigned i;
 
-	if (!maps_loaded)
-		maps_load();
-	for (i = 0; i < nmaps; i++)
-		if (pc - 1 >= maps[i].start && pc - 1 < maps[i].end)
-			return &maps[i];
+	if (!t->loaded)
+		maps_load(t);
+	for (i = 0; i < t->n; i++)
+		if (pc - 1 >= t->e[i].start && pc - 1 < t->e[i].end)
+			return &t->e[i];
 	return NULL;
 }
 
-static void crash_resolve(uintptr_t pc, struct rc_frame *fr)
+static void crash_resolve(struct maps_tab *t, uintptr_t pc,
+			  struct rc_frame *fr)
 {
-	const struct map_ent *m = map_of(pc);
+	const struct map_ent *m = map_of(t, pc);
 
 	memset(fr, 0, sizeof(*fr));
 	fr->pc = pc;
 	if (m) {
-		fr->module = map_paths + m->path;
+		fr->module = t->paths + m->path;
 		fr->offset = pc - m->base;
 	}
+}
+
+void rc_crash_frame(uintptr_t pc, struct rc_frame *fr, bool fresh)
+{
+	if (fresh)
+		maps_load(&sig_maps);
+	crash_resolve(&sig_maps, pc, fr);
 }
 
 /*
@@ -373,17 +393,19 @@ static void json_modules(struct rc_out *o)
 	memset(covered, 0, sizeof(covered));
 	rc_out_putc(o, '[');
 	for (i = 0; i < ndoc_mods; i++) {
-		const struct map_ent *m = map_of(doc_mods[i].pc);
+		const struct map_ent *m = map_of(&doc_maps, doc_mods[i].pc);
 
-		for (j = 0; m && j < nmaps; j++)
-			if (maps[j].path == m->path)
+		for (j = 0; m && j < doc_maps.n; j++)
+			if (doc_maps.e[j].path == m->path)
 				covered[j] = true;
 		json_module(o, doc_mods[i].path, m, !n++);
 	}
-	for (j = 0; j < nmaps; j++) {
-		if (covered[j] || (j && maps[j - 1].path == maps[j].path))
+	for (j = 0; j < doc_maps.n; j++) {
+		if (covered[j] ||
+		    (j && doc_maps.e[j - 1].path == doc_maps.e[j].path))
 			continue;
-		json_module(o, map_paths + maps[j].path, &maps[j], !n++);
+		json_module(o, doc_maps.paths + doc_maps.e[j].path,
+			    &doc_maps.e[j], !n++);
 	}
 	rc_out_puts(o, n ? "\n  ]" : "]");
 }
@@ -607,18 +629,45 @@ static bool ft_resize(size_t cap)
 	return true;
 }
 
+/*
+ * What one document holds: the findings kept, and the fatal-signal
+ * finding of a crash report (extra, its stack the signal's slot), which
+ * the collector never keeps.
+ */
+struct doc {
+	const char *status;
+	const struct rc_finding *fs;
+	unsigned n;
+	const struct rc_finding *extra;	/* may be NULL */
+	int signal;			/* "crashed" or "killed": the signal */
+	const struct rc_summary *s;
+	unsigned dropped;
+	bool halted, crash;
+};
+
+static const struct rc_finding *doc_finding(const struct doc *d, unsigned i)
+{
+	return i < d->n ? &d->fs[i] : d->extra;
+}
+
+static unsigned doc_nfindings(const struct doc *d)
+{
+	return d->n + (d->extra != NULL);
+}
+
 /* Index every pc of the findings' stacks; false without memory. */
-static bool ft_build(const struct rc_finding *fs, unsigned n, bool crash)
+static bool ft_build(const struct doc *d)
 {
 	rc_stack_id ids[1 + 2 * RC_MAX_OBJS];
-	unsigned i, j, k, ns;
+	unsigned i, j, k, ns, n = doc_nfindings(d);
+	bool crash = d->crash;
 
 	ft_npcs = ft_nframes = 0;
 	memset(&ft_zero, 0, sizeof(ft_zero));
 	if (!ft_resize(256))
 		return false;
 	for (i = 0; i < n; i++) {
-		ns = finding_stacks(&fs[i], ids);
+		ns = finding_stacks(doc_finding(d, i), ids);
 		for (j = 0; j < ns; j++) {
 			const uintptr_t *pcs;
 			unsigned np = rc_stack_frames(ids[j], &pcs);
@@ -669,7 +718,7 @@ static void json_frames(struct rc_out *o, bool crash)
 			continue;
 		}
 		if (crash)
-			crash_resolve(pc, &fr);
+			crash_resolve(&doc_maps, pc, &fr);
 		else
 			rc_symbolize(pc, &fr);
 		doc_mod_add(fr.module, pc);
@@ -944,17 +993,16 @@ static void json_time(struct rc_out *o, const struct timespec *ts)
 	rc_out_putc(o, '"');
 }
 
-static void json_doc(struct rc_out *o, const char *status,
-		     const struct rc_finding *fs, unsigned n,
-		     const struct rc_summary *s, unsigned dropped,
-		     bool halted, bool crash)
+static void json_doc(struct rc_out *o, const struct doc *d)
 {
+	const struct rc_summary *s = d->s;
+	unsigned i, n = doc_nfindings(d);
+	bool crash = d->crash;
 	struct timespec now;
 	struct utsname u;
-	unsigned i;
 
 	/* Fresh: modules may have come or gone since the last document. */
-	maps_load();
+	maps_load(&doc_maps);
 	ndoc_mods = 0;
 	clock_gettime(CLOCK_REALTIME, &now);
 	rc_out_puts(o, "{\n  \"tool\": \"rdmacheck\",\n  ");
@@ -983,13 +1031,13 @@ static void json_doc(struct rc_out *o, const char *status,
 	json_argv(o);
 	rc_out_puts(o, ",\n  ");
 	json_key(o, "status");
-	json_str(o, status);
-	if (!strcmp(status, "killed")) {
+	json_str(o, d->status);
+	if (d->signal) {
 		rc_out_puts(o, ",\n  ");
 		json_key(o, "signal");
-		rc_out_dec(o, rc_coll.signal);
+		rc_out_dec(o, d->signal);
 	}
-	if (halted) {
+	if (d->halted) {
 		rc_out_puts(o, ",\n  ");
 		json_key(o, "halted");
 		rc_out_puts(o, "true");
@@ -1025,14 +1073,14 @@ static void json_doc(struct rc_out *o, const char *status,
 	rc_out_puts(o, "[");
 	for (i = 0; i < n; i++) {
 		rc_out_puts(o, i ? ",\n" : "\n");
-		json_finding(o, &fs[i], crash);
+		json_finding(o, doc_finding(d, i), crash);
 	}
 	rc_out_puts(o, n ? "\n  ],\n  " : "],\n  ");
 	json_key(o, "modules");
 	json_modules(o);
 	rc_out_puts(o, ",\n  ");
 	json_key(o, "findings_dropped");
-	rc_out_udec(o, dropped);
+	rc_out_udec(o, d->dropped);
 	rc_out_puts(o, ",\n  ");
 	json_key(o, "summary");
 	rc_out_puts(o, "{\"errors\": ");
@@ -1071,16 +1119,14 @@ static void json_fail(const char *what, bool crash)
 
 /* Write the document where path leads (report_file.c). */
 static void json_write_file(const char *path, struct rc_report_file *f,
-			    const char *status, const struct rc_finding *fs,
-			    unsigned n, const struct rc_summary *s,
-			    unsigned dropped, bool halted, bool crash,
-			    char *buf, size_t cap)
+			    const struct doc *d, char *buf, size_t cap)
 {
+	bool crash = d->crash;
 	struct rc_out o;
 	bool ok;
 	int fd;
 
-	if (!ft_build(fs, n, crash)) {
+	if (!ft_build(d)) {
 		json_fail(path, crash);
 		return;
 	}
@@ -1093,7 +1139,7 @@ static void json_write_file(const char *path, struct rc_report_file *f,
 	if (!crash && f->kind == RC_FILE_RENAME)
 		rc_report_file_clean(f->final);
 	rc_out_init_fd(&o, buf, cap, fd);
-	json_doc(&o, status, fs, n, s, dropped, halted, crash);
+	json_doc(&o, d);
 	ft_free();
 	ok = rc_out_write(&o, fd) && !o.failed;
 	if (rc_report_file_close(fd, f, ok))
@@ -1121,12 +1167,18 @@ static bool crash_lock(pthread_mutex_t *lock, bool mine)
 	return false;
 }
 
-/* From a signal handler: static buffers (the lock makes them ours). */
-static void write_json_crash(const char *status)
+/*
+ * From a signal handler: static buffers (the lock makes them ours).
+ * extra: the fatal-signal finding, counted as an error; sig its signal.
+ */
+static void write_json_crash(const char *status,
+			     const struct rc_finding *extra, int sig)
 {
 	static struct rc_report_file f;
 	static char path[PATH_MAX], buf[16384];
-
+	static struct rc_summary sum;
+	struct doc d = { .status = status, .extra = extra, .signal = sig,
+			 .s = &sum, .crash = true };
 	pid_t self = rc_gettid();
 
 	if (!crash_lock(&rc_coll.json_lock,
@@ -1139,10 +1191,12 @@ static void write_json_crash(const char *status)
 	}
 	/* halt_on_error wrote the report before its abort(). */
 	if (!rc_coll.halted && json_path(path, sizeof(path))) {
-		json_write_file(path, &f, status, rc_coll.findings,
-				rc_coll.nfindings, &rc_coll.sum,
-				rc_coll.dropped, false, true, buf,
-				sizeof(buf));
+		sum = rc_coll.sum;
+		sum.errors += extra != NULL;
+		d.fs = rc_coll.findings;
+		d.n = rc_coll.nfindings;
+		d.dropped = rc_coll.dropped;
+		json_write_file(path, &f, &d, buf, sizeof(buf));
 		rc_coll.crash_written = true;
 	}
 	pthread_mutex_unlock(&rc_coll.lock);
@@ -1152,10 +1206,12 @@ static void write_json_crash(const char *status)
 static void write_json(const char *status)
 {
 	char path[PATH_MAX], small[4096];
+	struct doc d = { .crash = false };
 	struct rc_report_file f;
 	struct rc_finding *fs;
 	struct rc_summary s;
 	unsigned n, dropped;
+	int sig;
 	char *buf;
 	bool halted;
 
@@ -1182,15 +1238,21 @@ static void write_json(const char *status)
 		n = 0;
 	s = rc_coll.sum;
 	halted = rc_coll.halted;
+	sig = rc_coll.signal;
 	pthread_mutex_unlock(&rc_coll.lock);
 
+	d.status = status;
+	d.fs = fs;
+	d.n = n;
+	d.s = &s;
+	d.dropped = dropped;
+	d.halted = halted;
+	d.signal = !strcmp(status, "killed") ? sig : 0;
 	buf = malloc(65536);
 	if (buf)
-		json_write_file(path, &f, status, fs, n, &s, dropped, halted,
-				false, buf, 65536);
+		json_write_file(path, &f, &d, buf, 65536);
 	else
-		json_write_file(path, &f, status, fs, n, &s, dropped, halted,
-				false, small, sizeof(small));
+		json_write_file(path, &f, &d, small, sizeof(small));
 	__atomic_store_n(&rc_coll.json_owner, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&rc_coll.json_lock);
 	free(buf);
@@ -1202,7 +1264,19 @@ void rc_report_write_json(const char *status, bool crash_safe)
 	if (!rc_opt.json || !*rc_opt.json)
 		return;
 	if (crash_safe)
-		write_json_crash(status);
+		write_json_crash(status, NULL, 0);
 	else
 		write_json(status);
+}
+
+void rc_json_crash(const struct rc_finding *extra, int sig)
+{
+	if (rc_opt.json && *rc_opt.json)
+		write_json_crash("crashed", extra, sig);
+}
+
+void rc_json_crash_withdraw(void)
+{
+	/* The next report may replace it: the process went on. */
+	__atomic_store_n(&rc_coll.crash_written, false, __ATOMIC_RELAXED);
 }

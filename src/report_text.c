@@ -12,6 +12,9 @@
  *       rule-id:pattern
  *   (blank line)
  *
+ * and, from a fatal-signal handler, the fatal-signal finding's block,
+ * its frames as module+offset (rc_text_crash).
+ *
  * With color= (auto: the log is a terminal and TERM is not "dumb"), the
  * first line is bold red (bold magenta for a warning) and the created and
  * destroyed lines magenta, as the sanitizers colour theirs.
@@ -209,26 +212,31 @@ static void put_suppression(struct rc_out *o, const struct rc_finding *f)
 	rc_out_putc(o, '\n');
 }
 
-void rc_text_finding(struct rc_out *o, const struct rc_finding *f, int pid)
+/* "==pid== ERROR: rdmacheck: <message> [rule-id]" */
+static void put_head(struct rc_out *o, const struct rc_finding *f, int pid,
+		     const struct rc_colors *c)
 {
-	const struct rc_rule_info *ri = &rc_rules[f->rule];
-	unsigned i, nobjs = f->nobjs < RC_MAX_OBJS ? f->nobjs : RC_MAX_OBJS;
-	enum rc_severity sev = rc_finding_severity(f);
-	struct rc_colors c;
-
-	pick_colors(&c, sev);
-	rc_out_puts(o, c.head);
+	rc_out_puts(o, c->head);
 	rc_out_puts(o, "==");
 	rc_out_dec(o, pid);
 	rc_out_puts(o, "== ");
-	rc_out_puts(o, sev_word[sev]);
+	rc_out_puts(o, sev_word[rc_finding_severity(f)]);
 	rc_out_puts(o, ": rdmacheck: ");
 	put_line_safe(o, f->message);
 	rc_out_puts(o, " [");
-	rc_out_puts(o, ri->id);
+	rc_out_puts(o, rc_rules[f->rule].id);
 	rc_out_puts(o, "]");
-	rc_out_puts(o, c.end);
+	rc_out_puts(o, c->end);
 	rc_out_putc(o, '\n');
+}
+
+void rc_text_finding(struct rc_out *o, const struct rc_finding *f, int pid)
+{
+	unsigned i, nobjs = f->nobjs < RC_MAX_OBJS ? f->nobjs : RC_MAX_OBJS;
+	struct rc_colors c;
+
+	pick_colors(&c, rc_finding_severity(f));
+	put_head(o, f, pid, &c);
 	put_stack(o, f->stack);
 	for (i = 0; i < nobjs; i++)
 		put_obj(o, f, &f->objs[i], &c);
@@ -240,5 +248,35 @@ void rc_text_finding(struct rc_out *o, const struct rc_finding *f, int pid)
 	}
 	if (rc_opt.gen_suppressions)
 		put_suppression(o, f);
+	rc_out_putc(o, '\n');
+}
+
+/*
+ * From a fatal-signal handler: nothing symbolized (that allocates and
+ * locks), each frame's module and offset from /proc/self/maps, which
+ * rdmacheck-report turns into names offline.  getenv() and isatty()
+ * (pick_colors) only read.
+ */
+void rc_text_crash(struct rc_out *o, const struct rc_finding *f, int pid,
+		   const char *note)
+{
+	const uintptr_t *pcs;
+	unsigned i, n = rc_stack_frames(f->stack, &pcs);
+	struct rc_frame fr;
+	struct rc_colors c;
+
+	pick_colors(&c, rc_finding_severity(f));
+	put_head(o, f, pid, &c);
+	if (!n)
+		rc_out_puts(o, "    <no stack>\n");
+	for (i = 0; i < n; i++) {
+		rc_crash_frame(pcs[i], &fr, i == 0);
+		put_one(o, i, &fr);
+	}
+	if (note) {
+		rc_out_puts(o, "  ");
+		put_line_safe(o, note);
+		rc_out_putc(o, '\n');
+	}
 	rc_out_putc(o, '\n');
 }

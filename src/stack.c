@@ -44,6 +44,12 @@
  * Nothing is ever freed.  Capture is not async-signal-safe (libunwind's
  * per-thread cache, our mutexes): never from a signal handler.
  * rc_stack_frames() is lock-free and may be.
+ *
+ * The stack a fatal signal interrupted (rc_stack_capture_signal) is the
+ * exception: a walk of its own from the handler's ucontext, the faulting
+ * pc first, every word read through the kernel (process_vm_readv), the
+ * CFI rules from the cache or parsed without a lock, else frame
+ * pointers; its frames go to one static slot, not the depot.
  */
 #ifdef HAVE_CONFIG_H
 #include "config.h"		/* _GNU_SOURCE: dladdr, dl_iterate_phdr */
@@ -51,13 +57,18 @@
 #define _GNU_SOURCE
 #endif
 #include <dlfcn.h>
+#include <errno.h>
 #include <link.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdatomic.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <string.h>
+#include <ucontext.h>
+#include <unistd.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
 #include <unwind.h>
 
 #include "rdmacheck.h"
@@ -1354,6 +1365,197 @@ rc_stack_id rc_stack_intern(const uintptr_t *pcs, unsigned n)
 	return depot_get(pcs, n);
 }
 
+/* ---- the stack a fatal signal interrupted ----------------------------- */
+
+/*
+ * One slot: lifecycle.c reports one crash at a time.  Written before the
+ * id is handed out, read by the writers that id goes to.
+ */
+static uintptr_t sig_pcs[RC_STACK_MAX_DEPTH];
+static unsigned sig_n;
+
+struct sig_cursor {
+	uintptr_t pc, sp, bp;
+};
+
+/*
+ * A word of the interrupted thread's memory, which may be anything: its
+ * stack may have overflowed, a frame pointer may be garbage.  The kernel
+ * checks the address (EFAULT, no SIGSEGV); where it may not be asked
+ * (seccomp), only this thread's stack as a capture found it is read.
+ */
+static bool sig_peek(uintptr_t a, uintptr_t *v)
+{
+	struct iovec local = { v, sizeof(*v) };
+	struct iovec remote = { (void *)a, sizeof(*v) };
+	ssize_t n;
+	int saved = errno;
+
+	if (a & (sizeof(*v) - 1))
+		return false;
+	n = process_vm_readv(getpid(), &local, 1, &remote, 1, 0);
+	if (n < 0 && (errno == ENOSYS || errno == EPERM) && stack_hi > 1 &&
+	    a >= stack_lo && a <= stack_hi - sizeof(*v)) {
+		*v = *(const uintptr_t *)a;
+		n = sizeof(*v);
+	}
+	errno = saved;
+	return n == sizeof(*v);
+}
+
+/*
+ * Whether pc - 1 lies in a loaded object's text, by the last map a
+ * capture made (never made again here: dl_iterate_phdr locks).  Without
+ * a map, any pc above the first page passes.
+ */
+static const struct text_seg *sig_text(uintptr_t pc)
+{
+	static const struct text_seg any;
+	const struct text_map *m = atomic_load_explicit(&texts,
+							memory_order_acquire);
+
+	if (pc < 4096)
+		return NULL;
+	return m ? text_find(m, pc - 1) : &any;
+}
+
+/* Frame pointers: the record at bp holds the caller's bp and pc. */
+static bool sig_fp_step(struct sig_cursor *c)
+{
+	uintptr_t bp, pc;
+
+	if (c->bp < c->sp || c->bp > UINTPTR_MAX - 16 ||
+	    !sig_peek(c->bp, &bp) || !sig_peek(c->bp + 8, &pc))
+		return false;
+	c->sp = c->bp + 16;
+	c->bp = bp;
+	c->pc = pc;
+	return true;
+}
+
+#ifdef RC_CFI
+/*
+ * The rule for key (a return address; the faulting pc plus one): the
+ * cache's, else parsed from a module the last map knows whose CFI
+ * segment is still mapped (msync() says so; an object unloaded since
+ * the map was made has none), never stored.  0 when unknown.
+ */
+static uint64_t sig_rule(uintptr_t key)
+{
+	uint64_t r = rc_cfi_cached(key);
+	const struct text_map *m;
+	const struct text_seg *t;
+	struct rc_cfi_module mod;
+	uintptr_t lo;
+
+	if (r)
+		return r;
+	m = atomic_load_explicit(&texts, memory_order_acquire);
+	t = m ? text_find(m, key - 1) : NULL;
+	if (!t || !t->hdr)
+		return 0;
+	lo = t->hdr_lo & ~(uintptr_t)4095;
+	if (msync((void *)lo, t->hdr_hi - lo, MS_ASYNC))
+		return 0;
+	mod.text_lo = t->lo;
+	mod.text_hi = t->hi;
+	mod.hdr = t->hdr;
+	mod.lo = t->hdr_lo;
+	mod.hi = t->hdr_hi;
+	mod.subs = m->subs;
+	return rc_cfi_parse(key, &mod);
+}
+
+/* rc_cfi_apply_rule(), every word through sig_peek: 1, 0 (outermost) or
+ * -1 (this rule cannot step it). */
+static int sig_cfi_step(struct sig_cursor *c, uint64_t r)
+{
+	uintptr_t cfa, bp = c->bp, pc;
+
+	if (r & RC_CFI_LAST)
+		return 0;
+	if (!(r & RC_CFI_STEP))
+		return -1;
+	cfa = ((r & RC_CFI_FROM_BP) ? c->bp : c->sp) +
+	      (int64_t)(int32_t)(r >> 32);
+	if (cfa < c->sp + 8)
+		return -1;
+	if ((r & RC_CFI_BP_SAVED) &&
+	    (cfa + (intptr_t)(int8_t)(r >> 8) * 8 < c->sp ||
+	     !sig_peek(cfa + (intptr_t)(int8_t)(r >> 8) * 8, &bp)))
+		return -1;
+	if (!sig_peek(cfa - 8, &pc))
+		return -1;
+	c->sp = cfa;
+	c->bp = bp;
+	c->pc = pc;
+	return 1;
+}
+#endif
+
+/*
+ * One frame up: by its CFI rule, else by frame pointers; the first frame
+ * is looked up at its pc (the instruction that faulted, not a return
+ * address), and when that pc is in no text (a call through a bad
+ * pointer) its caller's return address is the word at sp.  False at the
+ * outermost frame or when no step is sound.
+ */
+static bool sig_step(struct sig_cursor *c, bool first)
+{
+	uintptr_t sp = c->sp, pc;
+#ifdef RC_CFI
+	int st = sig_cfi_step(c, sig_rule(first ? c->pc + 1 : c->pc));
+
+	if (st == 0)
+		return false;
+	if (st < 0 && first && !sig_text(c->pc + 1) &&
+	    sig_peek(c->sp, &pc) && sig_text(pc)) {
+		c->pc = pc;
+		c->sp += 8;
+	} else if (st < 0 && !sig_fp_step(c)) {
+		return false;
+	}
+#else
+	if (first && !sig_text(c->pc + 1) && sig_peek(c->sp, &pc) &&
+	    sig_text(pc)) {
+		c->pc = pc;
+		c->sp += sizeof(pc);
+	} else if (!sig_fp_step(c)) {
+		return false;
+	}
+#endif
+	/* Up the stack, into text. */
+	return c->sp > sp && sig_text(c->pc);
+}
+
+rc_stack_id rc_stack_capture_signal(const void *ucontext)
+{
+	const ucontext_t *uc = ucontext;
+	unsigned d = atomic_load_explicit(&depth, memory_order_relaxed);
+	struct sig_cursor c;
+	unsigned n = 0;
+
+	if (!uc)
+		return 0;
+#if defined(__x86_64__)
+	c.pc = (uintptr_t)uc->uc_mcontext.gregs[REG_RIP];
+	c.sp = (uintptr_t)uc->uc_mcontext.gregs[REG_RSP];
+	c.bp = (uintptr_t)uc->uc_mcontext.gregs[REG_RBP];
+#elif defined(__aarch64__)
+	c.pc = (uintptr_t)uc->uc_mcontext.pc;
+	c.sp = (uintptr_t)uc->uc_mcontext.sp;
+	c.bp = (uintptr_t)uc->uc_mcontext.regs[29];
+#else
+	/* No registers we know how to read: no stack. */
+	return 0;
+#endif
+	do
+		sig_pcs[n++] = c.pc;
+	while (n < d && sig_step(&c, n == 1));
+	__atomic_store_n(&sig_n, n, __ATOMIC_RELEASE);
+	return RC_STACK_SIGNAL;
+}
+
 static struct depot_entry *id_to_entry(rc_stack_id id)
 {
 	struct depot_entry **page;
@@ -1367,7 +1569,13 @@ static struct depot_entry *id_to_entry(rc_stack_id id)
 
 unsigned rc_stack_frames(rc_stack_id id, const uintptr_t **pcs)
 {
-	struct depot_entry *e = id_to_entry(id);
+	struct depot_entry *e;
+
+	if (id == RC_STACK_SIGNAL) {
+		*pcs = sig_pcs;
+		return __atomic_load_n(&sig_n, __ATOMIC_ACQUIRE);
+	}
+	e = id_to_entry(id);
 
 	if (!e) {
 		*pcs = NULL;

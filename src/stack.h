@@ -9,7 +9,8 @@
  * capture it cannot make to them.  Each unique stack is
  * stored once in an append-only depot; objects keep a 32-bit id.  Raw PCs
  * only: symbolization happens when a report is written (symbolize.h).
- * Never call these from a signal handler.
+ * Never call these from a signal handler, but rc_stack_capture_signal()
+ * and rc_stack_frames().
  */
 #ifndef RC_STACK_H
 #define RC_STACK_H
@@ -72,6 +73,18 @@ void rc_stack_cfi_counts(unsigned long *walks, unsigned long *fallbacks);
  * too; fast_unwind's frame-pointer walks are counted here alone.
  */
 unsigned long rc_stack_cfi_repeats(void);
+
+/*
+ * The stack of the thread a signal interrupted, from the handler's
+ * ucontext: the interrupted pc first (the faulting instruction, not a
+ * return address: named at that pc, not at pc - 1), then its callers,
+ * at most the depth.  For fatal-signal handlers: async-signal-safe (no
+ * lock, no allocation, each word read through the kernel), so not in
+ * the depot: the frames go to one static slot, RC_STACK_SIGNAL, which
+ * the next call overwrites.  0 when the registers cannot be read here.
+ */
+#define RC_STACK_SIGNAL UINT32_MAX
+rc_stack_id rc_stack_capture_signal(const void *ucontext);
 
 /*
  * Store (or find) a stack given its frames; at most RC_STACK_MAX_DEPTH are

@@ -572,9 +572,8 @@ static void reset(void)
 	atomic_fetch_add_explicit(&rc_cfi_gen, 1, memory_order_release);
 }
 
-uint64_t rc_cfi_slow(uintptr_t pc)
+uint64_t rc_cfi_cached(uintptr_t pc)
 {
-	struct rc_cfi_module m;
 	struct rc_cfi_slot *s;
 	unsigned i = rc_cfi_hash(pc), k;
 	uint64_t r;
@@ -591,6 +590,21 @@ uint64_t rc_cfi_slow(uintptr_t pc)
 		if (!atomic_load_explicit(&s->pc, memory_order_relaxed))
 			break;
 	}
+	return 0;
+}
+
+uint64_t rc_cfi_slow(uintptr_t pc)
+{
+	struct rc_cfi_module m;
+	struct rc_cfi_slot *s;
+	unsigned i = rc_cfi_hash(pc), k;
+	uint64_t r;
+
+	if (!pc)	/* in no text; an emptied slot's pc 0 would match */
+		return 0;
+	r = rc_cfi_cached(pc);
+	if (r)
+		return r;
 	pthread_mutex_lock(&cfi_lock);
 	if (!rc_cfi_module_of(pc, &m)) {
 		/* Not in any loaded object's text: garbage, never cached. */

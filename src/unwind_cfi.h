@@ -17,7 +17,9 @@
  * thread's stack and the map of loaded modules; rc_cfi_module_of() is
  * its part of the miss path.  When a module was unloaded since the
  * cache was filled (dl_iterate_phdr's unload counter moved), the next
- * miss empties it.  Not async-signal-safe (the miss path locks).
+ * miss empties it.  Not async-signal-safe (the miss path locks), but
+ * for the lookups without a miss (rc_cfi_rule, rc_cfi_cached) and
+ * rc_cfi_parse.
  */
 #ifndef RC_UNWIND_CFI_H
 #define RC_UNWIND_CFI_H
@@ -88,6 +90,11 @@ extern atomic_uint rc_cfi_gen __attribute__((visibility("hidden")));
  * loaded object's text (not cached).
  */
 uint64_t rc_cfi_slow(uintptr_t pc);
+/*
+ * The rule of pc in any of its slots, 0 when none holds it: rc_cfi_slow
+ * without the miss (no lock), for the fatal-signal handler's walk.
+ */
+uint64_t rc_cfi_cached(uintptr_t pc);
 /* Re-initialise the miss path's lock in a fork()ed child. */
 void rc_cfi_atfork_child(void);
 /* How often the cache was emptied (for tests). */

@@ -4,7 +4,8 @@
  * applies suppressions, merges identical findings across processes, and
  * prints them as text blocks (like the shim's), summary lines, or one
  * merged JSON document.  Exit status: 0 clean, 1 unsuppressed errors or
- * leaks remain, 2 usage or input errors.
+ * leaks remain, 2 usage or input errors, 3 a process died of a signal
+ * (a report with status "crashed" or "killed"), whatever else it says.
  *
  * Owns: the walk of a report's JSON (values parsed by jansson), the
  * report model, text/JSON output.
@@ -47,6 +48,7 @@
 
 #include "buildid.h"
 #include "fingerprint.h"
+#include "rdmacheck.h"
 #include "report.h"
 #include "rules.h"
 #include "stack.h"
@@ -626,6 +628,8 @@ struct frame {
 	unsigned line;
 	bool has_offset;
 	bool inlined;		/* symbolized offline into several frames */
+	bool exact;		/* an interrupted pc (a fatal signal's first
+				 * frame): named at pc, not at pc - 1 */
 };
 
 struct stack {
@@ -689,7 +693,8 @@ struct proc {
 	const char **argv;
 	size_t argc;
 	const char *status;
-	int signal;		/* status "killed": by this signal */
+	int signal;		/* "killed" or "crashed": by this signal
+				 * (0: not said) */
 	bool halted;
 	unsigned long long dropped;
 	const char *host, *start_time, *end_time;	/* may be NULL */
@@ -1118,6 +1123,9 @@ static void load_finding(struct ctx *c, const json_t *o, struct finding *f)
 						      false, true, 0,
 						      LLONG_MAX);
 	load_stack(c, o, "stack", &f->stack);
+	/* Its first frame is where the signal struck, not a return address. */
+	if (f->rule_idx == RC_R_FATAL_SIGNAL && f->stack.n)
+		f->stack.f[0].exact = true;
 	a = field(c, o, "objects", J_ARR, false, true);
 	if (a) {
 		f->nobjs = json_array_size(a);
@@ -1330,7 +1338,7 @@ static void load_into(struct proc *p, const char *path, char *buf,
 	    strcmp(p->status, "snapshot") && strcmp(p->status, "killed"))
 		bad_field(&c, "status", "expected \"exited\", \"crashed\", "
 			  "\"snapshot\" or \"killed\"");
-	if (!strcmp(p->status, "killed"))
+	if (!strcmp(p->status, "killed") || !strcmp(p->status, "crashed"))
 		p->signal = (int)get_int(&c, root, "signal", false, true, 0,
 					 255);
 	p->halted = get_bool(&c, root, "halted", false);
@@ -1575,11 +1583,10 @@ static const char *sym_str(char *s)
 	return r;
 }
 
-static bool dw_symbolize_frame(struct frame *fr)
+static bool dw_symbolize_frame(struct frame *fr, uintptr_t offset)
 {
 	struct rr_sym syms[RR_INLINE_MAX];
-	int n = rr_dwfl_symbolize(fr->module, fr->offset, syms,
-				  RR_INLINE_MAX), i;
+	int n = rr_dwfl_symbolize(fr->module, offset, syms, RR_INLINE_MAX), i;
 	struct frame *more;
 
 	if (n <= 0)
@@ -1706,6 +1713,8 @@ static void symbolize_all(void)
 		bool new_mod = i == 0 ||
 			       strcmp(fr->module, symq[i - 1].fr->module);
 		struct rc_frame out;
+		/* Both readers name a return address's call, at offset - 1. */
+		uintptr_t at = fr->offset + fr->exact;
 
 		/* Only regular files: a module path may name a device now. */
 		if (new_mod) {
@@ -1725,10 +1734,10 @@ static void symbolize_all(void)
 		if (!usable || !same)
 			continue;
 #ifdef RR_HAVE_DWFL
-		if (dw_symbolize_frame(fr))
+		if (dw_symbolize_frame(fr, at))
 			continue;
 #endif
-		if (rc_symbolize_file(fr->module, fr->offset, &out))
+		if (rc_symbolize_file(fr->module, at, &out))
 			continue;
 		if (out.function)
 			fr->function = astrdup(&names, out.function);
@@ -2538,18 +2547,80 @@ static void proc_prefix(char *buf, size_t len, const struct proc *p)
 	snprintf(buf, len, "==%lld== ", p->pid);
 }
 
-/* Notes on a process that the summary line cannot say. */
-static void put_proc_notes(FILE *o, const struct proc *p)
+/*
+ * A process that a signal ended: a crash, or a kill with the default
+ * action of a termination signal.  Its report says nothing of what the
+ * program would have done next (the leak check of a crash never ran), so
+ * it fails the gate however clean it looks: exit status 3, and in every
+ * format.  Neither a suppression nor a baseline takes that away.
+ */
+static bool proc_died(const struct proc *p)
 {
+	return !strcmp(p->status, "crashed") || !strcmp(p->status, "killed");
+}
+
+/* "the process was killed by signal 15 (SIGTERM)", and the like. */
+static void died_text(const struct proc *p, char *buf, size_t len)
+{
+	const char *name = rc_signal_name(p->signal);
+	char sig[48];
+
+	if (!p->signal)
+		snprintf(sig, sizeof(sig), "a signal");
+	else if (name)
+		snprintf(sig, sizeof(sig), "signal %d (%s)", p->signal, name);
+	else
+		snprintf(sig, sizeof(sig), "signal %d", p->signal);
+	if (!strcmp(p->status, "killed"))
+		snprintf(buf, len, "the process was killed by %s", sig);
+	else if (p->signal)
+		snprintf(buf, len, "the process crashed: it died of %s", sig);
+	else
+		snprintf(buf, len, "the process crashed");
+}
+
+/* Whether a fatal-signal finding of p shows the crash already. */
+static bool crash_shown(const struct proc *p)
+{
+	size_t j;
+
+	for (j = 0; j < p->nf; j++)
+		if (p->f[j].rule_idx == RC_R_FATAL_SIGNAL &&
+		    !p->f[j].suppressed && !p->f[j].baselined)
+			return true;
+	return false;
+}
+
+static bool any_died(void)
+{
+	size_t i;
+
+	for (i = 0; i < nprocs; i++)
+		if (proc_died(&procs[i]))
+			return true;
+	return false;
+}
+
+/*
+ * Notes on a process that the summary line cannot say; all: the ones
+ * that do not explain the exit status too.
+ */
+static void put_proc_notes(FILE *o, const struct proc *p, bool all)
+{
+	char died[160];
+
+	if (proc_died(p))
+		died_text(p, died, sizeof(died));
 	if (!strcmp(p->status, "crashed"))
-		fprintf(o, "==%lld== rdmacheck: the process crashed; this report was written from the signal handler\n",
-			p->pid);
-	else if (!strcmp(p->status, "snapshot"))
+		fprintf(o, "==%lld== rdmacheck: %s; this report was written from the signal handler\n",
+			p->pid, died);
+	else if (!strcmp(p->status, "killed"))
+		fprintf(o, "==%lld== rdmacheck: %s\n", p->pid, died);
+	if (!all)
+		return;
+	if (!strcmp(p->status, "snapshot"))
 		fprintf(o, "==%lld== rdmacheck: a snapshot report; the process was still running\n",
 			p->pid);
-	else if (!strcmp(p->status, "killed"))
-		fprintf(o, "==%lld== rdmacheck: the process was killed by signal %d\n",
-			p->pid, p->signal);
 	if (p->halted)
 		fprintf(o, "==%lld== rdmacheck: halted at the first error (halt_on_error)\n",
 			p->pid);
@@ -2601,8 +2672,7 @@ static void put_proc_summary(FILE *o, const struct proc *p, bool notes)
 {
 	char prefix[32];
 
-	if (notes)
-		put_proc_notes(o, p);
+	put_proc_notes(o, p, notes);
 	proc_prefix(prefix, sizeof(prefix), p);
 	put_summary(o, prefix, &p->sum, "");
 }
@@ -2872,7 +2942,7 @@ static void output_json(FILE *o)
 		}
 		fputs("], \"status\": ", o);
 		put_jstr(o, p->status);
-		if (!strcmp(p->status, "killed"))
+		if (!strcmp(p->status, "killed") || p->signal)
 			fprintf(o, ", \"signal\": %d", p->signal);
 		fputs(", \"host\": ", o);
 		put_jstr(o, p->host);
@@ -2977,7 +3047,9 @@ static void usage(FILE *o)
 		"  -V, --version            show the version\n"
 		"\n"
 		"Exit status: 0 when no unsuppressed error or leak remains, 1 when\n"
-		"some do, 2 on usage or input errors.\n", prog);
+		"some do, 2 on usage or input errors, 3 when a process died of a signal\n"
+		"(a report with status crashed or killed), whatever its findings.\n",
+		prog);
 }
 
 int main(int argc, char **argv)
@@ -3002,7 +3074,7 @@ int main(int argc, char **argv)
 		{ "version", no_argument, NULL, 'V' },
 		{ NULL, 0, NULL, 0 },
 	};
-	bool merge = false, summary_only = false, gen = false;
+	bool merge = false, summary_only = false, gen = false, died;
 	const char *outpath = NULL, *baseline = NULL;
 	int format = F_TEXT;
 	size_t k;
@@ -3123,7 +3195,8 @@ int main(int argc, char **argv)
 		    strerror(errno));
 
 	total_summary(&t);
+	died = any_died();
 	free_reports();
 	free_baseline();
-	return t.errors || t.leaks ? 1 : 0;
+	return died ? 3 : t.errors || t.leaks ? 1 : 0;
 }

@@ -6,7 +6,10 @@
  *
  * Each shows what the text report shows: unsuppressed findings that are
  * not in the baseline; SARIF also lists suppressed and baselined ones,
- * marked as such, since code-scanning services track them.
+ * marked as such, since code-scanning services track them.  A process a
+ * signal ended fails in each (proc_died): its testcase, an annotation of
+ * its own unless a fatal-signal finding shows the crash, the SARIF
+ * invocation's executionSuccessful.
  */
 
 static bool shown(const struct finding *f)
@@ -107,22 +110,40 @@ static void put_proc_texts(FILE *o, const struct proc *p)
 	}
 }
 
-/* One testcase per process: it fails when errors or leaks remain. */
+static const char *exe_of(const struct proc *p)
+{
+	return base_of(p->exe ? p->exe : p->argc ? p->argv[0] : NULL);
+}
+
+static bool proc_failing(const struct proc *p)
+{
+	return p->sum.errors || p->sum.leaks || proc_died(p);
+}
+
+/*
+ * One testcase per process: it fails when errors or leaks remain, or
+ * when a signal ended the process.
+ */
 static void junit_proc(FILE *o, const struct proc *p)
 {
-	const char *exe = base_of(p->exe ? p->exe :
-				  p->argc ? p->argv[0] : NULL);
-	char msg[160];
+	const char *exe = exe_of(p);
+	char msg[320], died[160];
+	int n;
 
 	fputs("    <testcase classname=\"rdmacheck.", o);
 	put_xml(o, exe, true);
 	fputs("\" name=\"", o);
 	put_xml(o, exe, true);
 	fprintf(o, " (pid %lld)\">\n", p->pid);
-	if (p->sum.errors || p->sum.leaks) {
-		snprintf(msg, sizeof(msg),
-			 "%llu errors, %llu warnings, %llu leaked objects",
-			 p->sum.errors, p->sum.warnings, p->sum.leaks);
+	if (proc_failing(p)) {
+		n = snprintf(msg, sizeof(msg),
+			     "%llu errors, %llu warnings, %llu leaked objects",
+			     p->sum.errors, p->sum.warnings, p->sum.leaks);
+		if (proc_died(p)) {
+			died_text(p, died, sizeof(died));
+			snprintf(msg + n, sizeof(msg) - (size_t)n, "; %s",
+				 died);
+		}
 		fputs("      <failure type=\"rdmacheck\" message=\"", o);
 		put_xml(o, msg, true);
 		fputs("\">", o);
@@ -163,6 +184,28 @@ static void junit_group(FILE *o, const struct finding *f)
 	free(t);
 }
 
+/* Merged: a process a signal ended, when no finding shows it. */
+static bool died_unshown(const struct proc *p)
+{
+	return proc_died(p) &&
+	       !(!strcmp(p->status, "crashed") && crash_shown(p));
+}
+
+static void junit_died(FILE *o, const struct proc *p)
+{
+	char died[160];
+
+	died_text(p, died, sizeof(died));
+	fputs("    <testcase classname=\"rdmacheck.", o);
+	put_xml(o, p->status, true);
+	fputs("\" name=\"", o);
+	put_xml(o, exe_of(p), true);
+	fprintf(o, " (pid %lld)\">\n", p->pid);
+	fputs("      <failure type=\"rdmacheck\" message=\"", o);
+	put_xml(o, died, true);
+	fputs("\"/>\n    </testcase>\n", o);
+}
+
 static void output_junit(FILE *o, bool merge)
 {
 	size_t tests = 0, failures = 0, i, j;
@@ -170,7 +213,7 @@ static void output_junit(FILE *o, bool merge)
 	for (i = 0; i < nprocs; i++) {
 		if (!merge) {
 			tests++;
-			failures += procs[i].sum.errors || procs[i].sum.leaks;
+			failures += proc_failing(&procs[i]);
 			continue;
 		}
 		for (j = 0; j < procs[i].nf; j++)
@@ -178,6 +221,8 @@ static void output_junit(FILE *o, bool merge)
 				tests++;
 				failures += failing(&procs[i].f[j]);
 			}
+		tests += died_unshown(&procs[i]);
+		failures += died_unshown(&procs[i]);
 	}
 	fputs("<?xml version=\"1.0\" encoding=\"UTF-8\"?>\n", o);
 	fprintf(o, "<testsuites name=\"rdmacheck\" tests=\"%zu\" failures=\"%zu\" errors=\"0\">\n",
@@ -192,6 +237,8 @@ static void output_junit(FILE *o, bool merge)
 		for (j = 0; j < procs[i].nf; j++)
 			if (shown(&procs[i].f[j]))
 				junit_group(o, &procs[i].f[j]);
+		if (died_unshown(&procs[i]))
+			junit_died(o, &procs[i]);
 	}
 	if (merge && !tests)
 		fprintf(o, "    <testcase classname=\"rdmacheck\" name=\"no findings in %zu process%s\"/>\n",
@@ -249,12 +296,25 @@ static void github_finding(FILE *o, const struct finding *f, bool merged)
 
 static void output_github(FILE *o, bool merge)
 {
+	char died[160], line[256];
 	size_t i, j;
 
-	for (i = 0; i < nprocs; i++)
+	for (i = 0; i < nprocs; i++) {
 		for (j = 0; j < procs[i].nf; j++)
 			if (shown(&procs[i].f[j]))
 				github_finding(o, &procs[i].f[j], merge);
+		if (!died_unshown(&procs[i]))
+			continue;
+		died_text(&procs[i], died, sizeof(died));
+		snprintf(line, sizeof(line), "==%lld== rdmacheck: %s",
+			 procs[i].pid, died);
+		fputs("::error title=", o);
+		put_gh(o, "rdmacheck ", true);
+		put_gh(o, procs[i].status, true);
+		fputs("::", o);
+		put_gh(o, line, false);
+		fputc('\n', o);
+	}
 	put_total(o, count_unique(), merge);
 }
 
@@ -473,9 +533,12 @@ static void sarif_invocation(FILE *o, const struct proc *p, bool first)
 		fputs("], ", o);
 	}
 	fprintf(o, "\"executionSuccessful\": %s",
-		strcmp(p->status, "crashed") ? "true" : "false");
-	if (!strcmp(p->status, "killed"))
+		proc_died(p) ? "false" : "true");
+	if (proc_died(p) && (p->signal || !strcmp(p->status, "killed")))
 		fprintf(o, ", \"exitSignalNumber\": %d", p->signal);
+	if (proc_died(p) && rc_signal_name(p->signal))
+		fprintf(o, ", \"exitSignalName\": \"%s\"",
+			rc_signal_name(p->signal));
 	fprintf(o, ", \"properties\": {\"pid\": %lld, \"status\": ", p->pid);
 	put_jstr(o, p->status);
 	fputs(", \"report\": ", o);

@@ -119,11 +119,16 @@ run "$tool" --summary - <"$dd"
 [ "$rc" = 1 ] && echo "$out" | grep -qx "==$pid== rdmacheck: $sum" &&
 	pass "report on standard input" || fail "stdin: $(show)"
 
-# --- Crash reports: the real one has status crashed and no findings; a
-# crash-style copy of a real report (function/file null, as the signal
-# handler writes them) must come out symbolized offline.
+# --- Crash reports: the real one has status crashed and the fatal-signal
+# finding, whose first frame (the faulting instruction) is named offline;
+# a crash fails the gate (exit 3).  A crash-style copy of a real report
+# (function/file null, as the signal handler writes them) must come out
+# symbolized offline.
 run "$tool" "$crash"
-[ "$rc" = 0 ] && echo "$out" | grep -q 'rdmacheck: the process crashed' &&
+[ "$rc" = 3 ] &&
+	echo "$out" | grep -q 'rdmacheck: the process crashed: it died of signal 11 (SIGSEGV)' &&
+	echo "$out" | grep -q 'ERROR: rdmacheck: SIGSEGV (SEGV_MAPERR) at address 0x0 \[fatal-signal\]$' &&
+	echo "$out" | grep -q '^    #0 0x[0-9a-f]* in crash_null ' &&
 	pass "crash report read" || fail "crash report: exit $rc: $(show)"
 sed -e 's/"function": "[^"]*"/"function": null/g' \
 	-e 's/"file": "[^"]*"/"file": null/g' -e 's/"line": [0-9]*/"line": 0/g' \
@@ -166,7 +171,8 @@ echo "$out" | grep -q ' in waiter .*waiting\.c:[0-9]*$' &&
 sed 's|"module": "[^"]*/leaks"|"module": "/nonexistent/leaks"|g' unsym.json \
 	>gone.json
 run "$tool" gone.json
-[ "$rc" = 1 ] && echo "$out" | grep -q '(/nonexistent/leaks+0x[0-9a-f]*)$' &&
+# 3: the sed above made it a crash report
+[ "$rc" = 3 ] && echo "$out" | grep -q '(/nonexistent/leaks+0x[0-9a-f]*)$' &&
 	pass "missing module: module+offset kept" ||
 	fail "missing module: exit $rc: $(show)"
 
@@ -205,7 +211,7 @@ echo "$out" |
 	pass "merge sums leaks" || fail "merge counts: $(show)"
 # A directory argument is every *.json in it.
 run "$tool" --merge reports
-[ "$rc" = 1 ] && echo "$out" | grep -q 'in 4 processes, 5 unique findings$' &&
+[ "$rc" = 3 ] && echo "$out" | grep -q 'in 4 processes, 6 unique findings$' &&
 	pass "directory argument" || fail "directory: exit $rc: $(show)"
 
 # --- JSON.
@@ -213,13 +219,17 @@ jqlib=$top_srcdir/tests/lib	# report.jq: frames_inlined
 if [ -n "${JQ:-}" ] && command -v "$JQ" >/dev/null 2>&1; then
 	run "$tool" --json reports "$clean"
 	printf '%s\n' "$out" >merged.json
-	[ "$rc" = 1 ] && "$JQ" -e -L "$jqlib" 'include "report";
+	[ "$rc" = 3 ] && "$JQ" -e -L "$jqlib" 'include "report";
 		frames_inlined |
 		(.processes | length) == 5 and
-		.summary == {"errors": 1, "warnings": 0, "leaks": 10,
+		.summary == {"errors": 2, "warnings": 0, "leaks": 10,
 			     "suppressed": 0} and
 		([.processes[] | select(.status == "crashed")] | length) == 1 and
-		(.findings | length) == 5 and
+		([.processes[] | select(.status == "crashed")][0].signal == 11) and
+		(.findings | length) == 6 and
+		([.findings[] | select(.rule == "fatal-signal")][0] |
+		 .severity == "error" and .call == null and
+		 .stack[0].function == "crash_null") and
 		([.findings[] | select(.rule == "leak-qp")][0] |
 		 .count == 2 and .occurrences == 2 and
 		 (.processes | length) == 2) and
@@ -288,7 +298,7 @@ run "$tool" --summary under.json
 run "$tool" "$clean"
 [ "$rc" = 0 ] && pass "clean report: exit 0" || fail "clean: exit $rc $err"
 run "$tool" "$crash" "$clean"
-[ "$rc" = 0 ] && pass "crash without findings: exit 0" ||
+[ "$rc" = 3 ] && pass "a crash among clean reports: exit 3" ||
 	fail "crash+clean: exit $rc"
 
 # --- Usage and input errors: exit 2 with a message.

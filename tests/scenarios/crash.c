@@ -1,11 +1,21 @@
 /*
- * A host that crashes after creating objects: rdmacheck must still leave
- * a JSON report (status "crashed") and let the crash happen.  argv[1]:
- *   bad          raise(SIGSEGV)
+ * A host that crashes after creating objects: rdmacheck must report it
+ * (a fatal-signal finding whose stack starts where it crashed, on the log
+ * and in a JSON report with status "crashed") and let the crash happen.
+ * argv[1]:
+ *   bad          a NULL dereference in crash_null()
+ *   raise        raise(SIGSEGV) in crash_raise(): a signal sent, no fault
+ *   abort        abort() in crash_abort()
  *   overflow     a stack overflow: the report needs the alternate signal
  *                stack the shim gives the thread
  *   own-handler  the program's own SIGSEGV handler runs after the report
  *                (it exits 42)
+ *   recover      the program's own SIGSEGV handler, installed first, makes
+ *                the page that faulted readable and returns: the access is
+ *                retried and the program goes on and exits 0 (no crash)
+ *   reset        the program's own SIGSEGV handler puts the default action
+ *                back and returns: the NULL dereference is retried into it
+ *   clean        no crash: exits 0
  *   storm        200 forked children, each crashing in two threads at once
  *                while a third keeps asking for snapshots: every child must
  *                leave its crash report (json= must hold %p); prints the
@@ -17,6 +27,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include "scn.h"
 
@@ -41,6 +52,65 @@ static void own_handler(int sig)
 	if (write(STDOUT_FILENO, msg, strlen(msg)) < 0)
 		_exit(96);
 	_exit(42);
+}
+
+static NOINLINE void crash_null(volatile int *p)
+{
+	*p = 1;
+}
+
+static NOINLINE void crash_raise(void)
+{
+	raise(SIGSEGV);
+}
+
+static NOINLINE void crash_abort(void)
+{
+	abort();
+}
+
+/* recover: a page without access until the handler gives it some. */
+static char *locked;
+static size_t page;
+
+static void recover_handler(int sig, siginfo_t *si, void *uc)
+{
+	static const char msg[] = "own SIGSEGV handler: page made readable\n";
+	char *a = si->si_addr;
+
+	(void)sig;
+	(void)uc;
+	if (a < locked || a >= locked + page ||
+	    mprotect(locked, page, PROT_READ | PROT_WRITE))
+		_exit(97);
+	if (write(STDOUT_FILENO, msg, strlen(msg)) < 0)
+		_exit(96);
+}
+
+static void recover(void)
+{
+	struct sigaction sa;
+
+	page = (size_t)sysconf(_SC_PAGESIZE);
+	locked = mmap(NULL, page, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS,
+		      -1, 0);
+	if (locked == MAP_FAILED)
+		scn_die("mmap");
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = recover_handler;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGSEGV, &sa, NULL))
+		scn_die("sigaction");
+}
+
+static void reset_handler(int sig)
+{
+	static const char msg[] = "own SIGSEGV handler: default action back\n";
+
+	signal(sig, SIG_DFL);
+	if (write(STDOUT_FILENO, msg, strlen(msg)) < 0)
+		_exit(96);
 }
 
 static void *crasher(void *arg)
@@ -117,16 +187,36 @@ int main(int argc, char **argv)
 {
 	const char *mode = scn_mode(argc, argv);
 	struct rdma_event_channel *ch;
+	struct rdma_cm_id *id;
 
 	alarm(60);
 	if (!strcmp(mode, "storm"))
 		return storm();
+	/* Before the first intercepted call: the shim's handler chains. */
 	if (!strcmp(mode, "own-handler"))
 		signal(SIGSEGV, own_handler);
+	if (!strcmp(mode, "recover"))
+		recover();
+	if (!strcmp(mode, "reset"))
+		signal(SIGSEGV, reset_handler);
 	ch = scn_channel();
-	scn_id(ch);
+	id = scn_id(ch);
 	if (!strcmp(mode, "overflow"))
 		return recurse(NULL, 0);
-	raise(SIGSEGV);
+	if (!strcmp(mode, "raise"))
+		crash_raise();
+	else if (!strcmp(mode, "abort"))
+		crash_abort();
+	else if (!strcmp(mode, "recover"))
+		crash_null((volatile int *)locked);
+	else if (strcmp(mode, "clean"))
+		crash_null(NULL);
+	if (!strcmp(mode, "recover") || !strcmp(mode, "clean")) {
+		if (rdma_destroy_id(id))
+			scn_die("rdma_destroy_id");
+		rdma_destroy_event_channel(ch);
+		printf("%s: exited normally\n", mode);
+		return 0;
+	}
 	return 0;
 }

@@ -22,6 +22,10 @@
 #   options          extra RDMACHECK_OPTIONS
 #   timeout          seconds (default 30)
 #   expect_status    the report's "status" (default exited)
+#   symbolize        1: the report comes from a signal handler, its frames
+#                    without names: its findings are checked as
+#                    rdmacheck-report --format=json names them (and
+#                    expect_jq sees them so, with the report's other fields)
 #   report_suffix    check the report json=PATH leaves at PATH+this (a
 #                    snapshot's: ".snapshot.1")
 #   backend          loopback (default: every loopback build) | rdmacm14
@@ -40,7 +44,7 @@ set -u
 spec=$1
 program= mode=bad expect_rule= expect_call= expect_function= expect_exit=
 expect_severity= expect_also= expect_output= wrapper= launcher= expect_kind=
-compare_plain= report_suffix= expect_jq=
+compare_plain= report_suffix= expect_jq= symbolize=
 expect_root=main
 options= timeout=30 backend=loopback expect_status=exited
 # shellcheck disable=SC1090
@@ -151,9 +155,23 @@ check_one() {
 	"$JQ" -e . "$json" > /dev/null || fail "the JSON report does not parse"
 	"$JQ" -e --arg s "$expect_status" '.status == $s' "$json" > /dev/null ||
 		fail "report status is not $expect_status"
+	# rep: the report the findings are checked in (not *.json: keep()
+	# copies those for schema.sh)
+	rep=$json
+	if [ "$symbolize" = 1 ]; then
+		rep=$work/named.report
+		"$top_builddir/tools/rdmacheck-report" --format=json "$json" \
+			> "$work/tool.out" 2> "$work/tool.err"
+		trc=$?
+		[ "$trc" = 0 ] || [ "$trc" = 1 ] || [ "$trc" = 3 ] ||
+			fail "rdmacheck-report: exit $trc: $(cat "$work/tool.err")"
+		"$JQ" -s '.[0] + {frames: .[1].frames, findings: .[1].findings}' \
+			"$json" "$work/tool.out" > "$rep" ||
+			fail "rdmacheck-report --format=json wrote no JSON"
+	fi
 
 	if [ -z "$expect_rule" ]; then
-		n=$("$JQ" '.findings | length' "$json")
+		n=$("$JQ" '.findings | length' "$rep")
 		[ "$n" = 0 ] || fail "$n findings in a clean run"
 		return 0
 	fi
@@ -172,16 +190,16 @@ check_one() {
 		 | select(.stack[0:3] | map(.function) | index($f) != null)
 		 | select([.stack[].function] | index($root) != null)
 		 | select(.suppressed == false)]
-		| length >= 1' "$json" > /dev/null ||
+		| length >= 1' "$rep" > /dev/null ||
 		fail "no ${expect_severity:+$expect_severity }$expect_rule finding" \
 		     "from $expect_call in $expect_function${expect_kind:+ naming a $expect_kind}"
 	for r in $expect_also; do
 		"$JQ" -e --arg r "$r" '[.findings[] | select(.rule == $r)
-			| select(.suppressed == false)] | length >= 1' "$json" \
+			| select(.suppressed == false)] | length >= 1' "$rep" \
 			> /dev/null || fail "no $r finding"
 	done
 	if [ -n "$expect_jq" ]; then
-		"$JQ" -e "$expect_jq" "$json" > /dev/null ||
+		"$JQ" -e "$expect_jq" "$rep" > /dev/null ||
 			fail "does not hold: $expect_jq"
 	fi
 	# Nothing else: every other rule reported is a false alarm.
@@ -189,7 +207,7 @@ check_one() {
 		($a | split(" ")) as $also
 		| [.findings[] | select(.suppressed == false) | .rule
 		   | select(. != $r and (. as $x | $also | index($x) | not))]
-		| unique | join(" ")' "$json")
+		| unique | join(" ")' "$rep")
 	[ -z "$extra" ] || fail "unexpected findings: $extra"
 	# Every object a finding names carries its creation stack (or, with
 	# "stack_ref": "finding", the finding's).
@@ -197,7 +215,7 @@ check_one() {
 		| [.findings[] | .stack as $s | .objects[]
 		| select((if .created.stack_ref == "finding" then $s
 			  else .created.stack end | length) == 0)]
-		| length == 0' "$json" > /dev/null ||
+		| length == 0' "$rep" > /dev/null ||
 		fail "an object without a creation stack"
 	return 0
 }

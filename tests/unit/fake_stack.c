@@ -66,6 +66,14 @@ void rc_symbolize(uintptr_t pc, struct rc_frame *out)
 			*out = syms[i];
 }
 
+rc_stack_id fake_signal_stack;
+
+rc_stack_id rc_stack_capture_signal(const void *ucontext)
+{
+	(void)ucontext;
+	return fake_signal_stack;
+}
+
 const char *rc_stack_unwinder(void)
 {
 	return "fake";

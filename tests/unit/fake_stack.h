@@ -18,6 +18,9 @@ rc_stack_id fake_stack(unsigned n, const uintptr_t *pcs);
 void fake_symbol(uintptr_t pc, const char *module, uintptr_t offset,
 		 const char *function, const char *file, unsigned line);
 
+/* What rc_stack_capture_signal() returns (0 until set). */
+extern rc_stack_id fake_signal_stack;
+
 /* Number of rc_symbolize() calls so far. */
 extern unsigned fake_symbolize_calls;
 

@@ -4,7 +4,9 @@
  * frames of every kind it meets (cfi_chain.h), in a dlopen()ed library,
  * in a thread, after the library was unloaded and loaded elsewhere; and
  * a corrupt stack or a frame it cannot step makes it hand the capture to
- * libunwind, without a crash.  x86_64 only (elsewhere: skipped).
+ * libunwind, without a crash; and the walk from a fatal signal's context
+ * (rc_stack_capture_signal) gives the faulting pc and then the frames a
+ * capture there gives.  x86_64 only (elsewhere: skipped).
  *
  * Each chain ends in fake_call(), in the section "rc_test_shim" that
  * main() makes the self range (as test_stack.c does): it captures twice
@@ -21,6 +23,8 @@
 #include <limits.h>
 #include <link.h>
 #include <pthread.h>
+#include <setjmp.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -117,6 +121,35 @@ static CFI_NOINLINE uintptr_t bad_bp_step(const char *path, int i)
 	return r + 1;
 }
 
+/*
+ * test_signal: the end of a path faults instead of capturing (1: a store
+ * through NULL, 2: a call through a NULL pointer), after a capture of
+ * its own stack to compare with the signal's.
+ */
+static volatile int fault_kind;
+static sigjmp_buf fault_env;
+static rc_stack_id fault_id, fault_before;
+
+static void on_fault(int sig, siginfo_t *si, void *uc)
+{
+	(void)sig;
+	(void)si;
+	fault_id = rc_stack_capture_signal(uc);
+	siglongjmp(fault_env, 1);
+}
+
+CFI_NOINLINE uintptr_t fault_call(void)
+{
+	volatile int *volatile p = NULL;
+	void (*volatile fn)(void) = NULL;
+
+	fault_before = rc_stack_capture();
+	if (fault_kind == 2)
+		fn();
+	*p = 1;
+	return 0;
+}
+
 CFI_NOINLINE uintptr_t cfi_next(const char *path, int i)
 {
 	uintptr_t r;
@@ -130,7 +163,7 @@ CFI_NOINLINE uintptr_t cfi_next(const char *path, int i)
 	case 'p': r = plugin_fn(path, i, cfi_next); break;
 	case 'R': r = bad_ra_step(path, i); break;
 	case 'B': r = bad_bp_step(path, i); break;
-	default: r = fake_call(); break;
+	default: r = fault_kind ? fault_call() : fake_call(); break;
 	}
 	CFI_KEEP(r);
 	return r;
@@ -584,6 +617,63 @@ static void put32(uint8_t *p, uint32_t v)
  * table, CIE and FDE around random lengths and CFA programs, so that
  * every instruction's bounds are tried.  Every answer must be a rule.
  */
+/*
+ * From a fault's ucontext: the faulting pc itself (in fault_call; for a
+ * call through NULL, 0 and then the call's return address), then the
+ * callers a capture in fault_call found, through frames with and
+ * without frame pointers, their rules cached or not.
+ */
+START_TEST(test_signal)
+{
+	static const char *const paths[] = {
+		"", "f", "o", "a", "r", "oooo", "fofaorfo", "arararar",
+	};
+	const uintptr_t *sp, *bp;
+	struct sigaction sa;
+	unsigned i, k, n, m, skip;
+	uintptr_t at;
+	Dl_info di;
+	int kind;
+
+	rc_stack_set_depth(RC_STACK_MAX_DEPTH);
+	warm_up();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_sigaction = on_fault;
+	sa.sa_flags = SA_SIGINFO;
+	sigemptyset(&sa.sa_mask);
+	ck_assert_int_eq(sigaction(SIGSEGV, &sa, NULL), 0);
+	for (kind = 1; kind <= 2; kind++)
+		for (i = 0; i < sizeof(paths) / sizeof(paths[0]); i++) {
+			fault_kind = kind;
+			fault_id = fault_before = 0;
+			if (!sigsetjmp(fault_env, 1)) {
+				cfi_next(paths[i], 0);
+				ck_abort_msg("path %s: no fault", paths[i]);
+			}
+			fault_kind = 0;
+			ck_assert_uint_eq(fault_id, RC_STACK_SIGNAL);
+			n = rc_stack_frames(fault_id, &sp);
+			m = rc_stack_frames(fault_before, &bp);
+			skip = kind == 2 ? 2 : 1;
+			ck_assert_msg(n >= skip + strlen(paths[i]) + 2 && m > 1,
+				      "path %s: %u frames", paths[i], n);
+			if (kind == 2)
+				ck_assert_uint_eq(sp[0], 0);
+			/* The faulting pc is looked up as is, not at pc - 1. */
+			at = kind == 2 ? sp[1] - 1 : sp[0];
+			ck_assert(dladdr((void *)at, &di));
+			ck_assert_ptr_nonnull(di.dli_sname);
+			ck_assert_str_eq(di.dli_sname, "fault_call");
+			for (k = 1; k < m && k - 1 + skip < n; k++)
+				if (sp[k - 1 + skip] != bp[k]) {
+					print_stack("capture", fault_before);
+					ck_abort_msg("path %s, kind %d: frame %u differs",
+						     paths[i], kind, k);
+				}
+		}
+}
+END_TEST
+
 START_TEST(test_parse_garbage)
 {
 	const size_t page = 4096, len = 4 * 4096;
@@ -672,6 +762,7 @@ int main(void)
 	tcase_add_test(tc, test_unsupported);
 	tcase_add_test(tc, test_corrupt);
 	tcase_add_test(tc, test_parse_garbage);
+	tcase_add_test(tc, test_signal);
 	suite_add_tcase(s, tc);
 	sr = srunner_create(s);
 	srunner_run_all(sr, CK_NORMAL);

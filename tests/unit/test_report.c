@@ -543,6 +543,64 @@ START_TEST(test_json_crash_mode)
 END_TEST
 
 /*
+ * The fatal-signal finding: its block on the log (frames as module and
+ * offset, nothing symbolized), and the crash report with the kept
+ * findings, then it, counted as an error; withdrawn, the next report
+ * replaces the crash report.
+ */
+START_TEST(test_report_crash)
+{
+	uintptr_t pcs[2];
+	struct rc_finding f;
+	siginfo_t si;
+	char *log;
+
+	pcs[0] = (uintptr_t)&crash_anchor + 4;
+	pcs[1] = 0x401100;
+	fake_signal_stack = fake_stack(2, pcs);
+	finding(&f, RC_R_DOUBLE_DESTROY, "rdma_destroy_id", "kept");
+	rc_report(&f);
+	ck_assert_int_eq(truncate(log_file, 0), 0);
+	memset(&si, 0, sizeof(si));
+	si.si_signo = SIGSEGV;
+	si.si_code = SEGV_MAPERR;
+	si.si_addr = NULL;
+	fake_symbolize_calls = 0;
+	rc_report_crash(SIGSEGV, &si, NULL, false);
+	ck_assert_uint_eq(fake_symbolize_calls, 0);
+	log = slurp(log_file);
+	ck_assert_ptr_nonnull(log);
+	ck_assert_ptr_nonnull(strstr(log, "ERROR: rdmacheck: SIGSEGV (SEGV_MAPERR) at address 0x0 [fatal-signal]\n    #0 0x"));
+	ck_assert_ptr_nonnull(strstr(log, "    #1 0x401100 (<unknown module>)\n  in thread "));
+	free(log);
+	assert_json_parses(json_file);
+	assert_jq(json_file, ".status == \"crashed\" and .signal == 11 and .summary.errors == 2 and (.findings | length) == 2 and .findings[0].message == \"kept\"");
+	assert_jq(json_file, ".exe as $e | .findings[1] | .rule == \"fatal-signal\" and .severity == \"error\" and .call == null and .message == \"SIGSEGV (SEGV_MAPERR) at address 0x0\" and .thread > 0 and (.stack | length) == 2 and .stack[0].module == $e and .stack[1].pc == \"0x401100\"");
+
+	/* A signal sent: who sent it, no address. */
+	si.si_signo = SIGABRT;
+	si.si_code = SI_TKILL;
+	si.si_pid = getpid();
+	rc_report_crash(SIGABRT, &si, NULL, true);
+	assert_jq(json_file, ".signal == 6 and .findings[1].message == \"SIGABRT (SI_TKILL) sent by the process itself\"");
+	log = slurp(log_file);
+	ck_assert_ptr_nonnull(strstr(log, "; the program's own SIGABRT handler runs next\n\n"));
+	free(log);
+
+	/* Until withdrawn, the crash report is the last word. */
+	rc_report_write_json("exited", false);
+	assert_jq(json_file, ".status == \"crashed\"");
+	rc_report_crash_withdrawn(SIGABRT);
+	log = slurp(log_file);
+	ck_assert_ptr_nonnull(strstr(log, "rdmacheck: the program's SIGABRT handler returned: the process goes on"));
+	free(log);
+	rc_report_write_json("exited", false);
+	assert_jq(json_file, ".status == \"exited\" and .signal == null and (.findings | length) == 1 and .summary.errors == 1");
+	fake_signal_stack = 0;
+}
+END_TEST
+
+/*
  * The frame table grows with the distinct pcs (it starts at 128): 20
  * findings of 32 pcs each, all distinct, in both modes, each stack's
  * indices naming its own pcs in order.
@@ -764,6 +822,7 @@ int main(void)
 	tcase_add_test(tc, test_json_escaping);
 	tcase_add_test(tc, test_json_disabled);
 	tcase_add_test(tc, test_json_crash_mode);
+	tcase_add_test(tc, test_report_crash);
 	tcase_add_test(tc, test_json_many_frames);
 	tcase_add_test(tc, test_halt_on_error);
 	tcase_add_test(tc, test_findings_cap);
