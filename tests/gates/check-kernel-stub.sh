@@ -69,14 +69,7 @@ guest()
 		top_srcdir=$top_srcdir top_builddir=$top_builddir \
 		sh "$top_srcdir/tests/kernel/check-kernel.sh" run \
 		>"$t_dir/$1.out" 2>&1
-	_st=$?
-	if [ "$_st" != "$2" ]; then
-		fail "$1: check-kernel.sh run exited $_st, not $2 (see $t_dir/$1.out)"
-	elif ! grep -Eq -- "$3" "$t_dir/$1.out"; then
-		fail "$1: no line matching /$3/ (see $t_dir/$1.out)"
-	else
-		pass "$1: exit $_st"
-	fi
+	verdict "$1" $? "$2" "$3" "$t_dir/$1.out"
 }
 
 guest ok 0 '^check-kernel: 1 same, 0 known differences, 0 unexplained$'

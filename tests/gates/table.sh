@@ -51,14 +51,7 @@ case_()
 	shift 3
 	top_srcdir=$top_srcdir top_builddir=${top_builddir:-.} \
 		sh "$table" "$1" "$2" "$3" "${4:-$tests}" >"$t/$_n.out" 2>&1
-	_st=$?
-	if [ "$_st" != "$_want" ]; then
-		fail "$_n: table.sh exited $_st, not $_want (see $t/$_n.out)"
-	elif ! grep -Eq -- "$_ere" "$t/$_n.out"; then
-		fail "$_n: no line matching /$_ere/ (see $t/$_n.out)"
-	else
-		pass "$_n: exit $_st"
-	fi
+	verdict "$_n" $? "$_want" "$_ere" "$t/$_n.out"
 }
 
 good "$t/same/real"

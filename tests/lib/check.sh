@@ -54,6 +54,18 @@ expect_err() {
 	esac
 }
 
+# verdict NAME STATUS WANT ERE OUT: a case whose exit STATUS must be WANT
+# and whose output file OUT must have a line matching the extended ERE.
+verdict() {
+	if [ "$2" != "$3" ]; then
+		fail "$1: exit $2, not $3 (see $5)"
+	elif ! grep -Eq -- "$4" "$5"; then
+		fail "$1: no line matching /$4/ (see $5)"
+	else
+		pass "$1: exit $2"
+	fi
+}
+
 finish() {
 	if [ "$t_fail" = 0 ]; then
 		echo "$t_name: all passed"
