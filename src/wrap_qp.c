@@ -8,7 +8,7 @@
  * create-qp-twice, create-qp-unbound, destroy-qp-without-qp,
  * library-object-destroyed-by-user, cq-events-unacked-at-destroy-qp,
  * destroy-srq-without-srq, destroy-srq-before-qp and, for the verbs
- * destroys, destroy-with-unacked-async-events.
+ * destroys, destroy-with-unacked-async-events and srq-destroy-with-qps.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -401,7 +401,12 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 			return EINVAL;
 		if (q.handle && !rc_v_check_lib(&c, &q))
 			return EBUSY;
-		if (q.handle && !rc_v_check_async(&c, &q))
+		/* The kernel refuses first: then nothing waits. */
+		if (q.handle && q.u.vb.nusers > 0)
+			rc_v_report_related(&c, RC_R_SRQ_DESTROY_WITH_QPS, &q,
+				true, "QP", "QPs", "libibverbs fails with EBUSY "
+				"and the SRQ stays");
+		else if (q.handle && !rc_v_check_async(&c, &q))
 			return EBUSY;
 	}
 	ret = RC_FWD(&c, RC_REAL(ibv_destroy_srq)(srq));

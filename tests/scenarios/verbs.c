@@ -437,6 +437,40 @@ static NOINLINE void cq_destroy_with_qps(void)
 	close_ctx(ctx);
 }
 
+static NOINLINE void srq_destroy_with_qps(void)
+{
+	struct ibv_context *ctx = open_ctx();
+	struct ibv_pd *pd = alloc_pd(ctx);
+	struct ibv_cq *cq = make_cq(ctx, NULL);
+	struct ibv_srq_init_attr sa;
+	struct ibv_qp_init_attr qa;
+	struct ibv_srq *srq;
+	struct ibv_qp *qp;
+
+	memset(&sa, 0, sizeof(sa));
+	sa.attr.max_wr = 4;
+	sa.attr.max_sge = 1;
+	srq = ibv_create_srq(pd, &sa);
+	if (!srq)
+		scn_die("ibv_create_srq");
+	memset(&qa, 0, sizeof(qa));
+	qa.send_cq = qa.recv_cq = cq;
+	qa.srq = srq;
+	qa.qp_type = IBV_QPT_RC;
+	qa.cap.max_send_wr = 2;
+	qa.cap.max_send_sge = 1;
+	qp = ibv_create_qp(pd, &qa);
+	if (!qp)
+		scn_die("ibv_create_qp");
+	/* Bad: the QP still uses the SRQ: EBUSY, the SRQ stays. */
+	if (bad && ibv_destroy_srq(srq) != EBUSY)
+		exit(98);
+	if (ibv_destroy_qp(qp) || ibv_destroy_srq(srq) ||
+	    ibv_destroy_cq(cq) || ibv_dealloc_pd(pd))
+		scn_die("ibv_destroy_qp/srq/cq, ibv_dealloc_pd");
+	close_ctx(ctx);
+}
+
 static NOINLINE void close_device_with_resources(void)
 {
 	struct ibv_context *ctx = open_ctx();
@@ -883,6 +917,7 @@ static const struct {
 	{ "async-event-ack-unknown", async_event_ack_unknown },
 	{ "pd-dealloc-with-children", pd_dealloc_with_children },
 	{ "cq-destroy-with-qps", cq_destroy_with_qps },
+	{ "srq-destroy-with-qps", srq_destroy_with_qps },
 	{ "close-device-with-resources", close_device_with_resources },
 	{ "leak-context", leak_context },
 	{ "leak-pd", leak_pd },
