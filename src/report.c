@@ -200,8 +200,8 @@ static void open_log(void)
 	rc_options_expand_path(lp, path, sizeof(path));
 	fd = open(path, O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0644);
 	if (fd < 0) {
-		rc_warn("cannot open log_path '%s': %m; logging to stderr",
-			path);
+		rc_report_file_error("cannot open log_path '%s': %m; logging "
+				     "to stderr", path);
 		return;
 	}
 	rc_coll.log_fd = fd;
@@ -246,8 +246,33 @@ out:
 		close(fd);
 }
 
+void rc_report_file_error(const char *fmt, ...)
+{
+	bool fail = strcmp(rc_opt.file_errors, "warn");
+	char buf[768];
+	va_list ap;
+	int n;
+
+	__atomic_store_n(&rc_coll.file_error, true, __ATOMIC_RELAXED);
+	n = snprintf(buf, sizeof(buf), "rdmacheck: %s: ",
+		     fail ? "error" : "warning");
+	va_start(ap, fmt);
+	n += vsnprintf(buf + n, sizeof(buf) - n, fmt, ap);
+	va_end(ap);
+	if (fail && n < (int)sizeof(buf))
+		n += snprintf(buf + n, sizeof(buf) - n, " (exit status 2 at "
+			      "exit; file_errors=warn makes this a warning)");
+	if (n > (int)sizeof(buf) - 2)
+		n = sizeof(buf) - 2;
+	buf[n++] = '\n';
+	/* One write(2): lines from threads do not interleave. */
+	if (write(STDERR_FILENO, buf, n) < 0)
+		return;
+}
+
 void rc_report_init(void)
 {
+	char path[PATH_MAX];
 	ssize_t n;
 
 	clock_gettime(CLOCK_REALTIME, &rc_coll.start);
@@ -257,11 +282,13 @@ void rc_report_init(void)
 	read_cmdline();
 	rc_suppress_reset();
 	if (rc_opt.suppressions && *rc_opt.suppressions) {
-		char supp[PATH_MAX];
-
-		rc_suppress_load(rc_options_expand_path(rc_opt.suppressions,
-							supp, sizeof(supp)));
+		rc_options_expand_path(rc_opt.suppressions, path,
+				       sizeof(path));
+		if (rc_suppress_load(path) < 0)
+			rc_report_file_error("cannot read the suppressions "
+					     "file '%s': %m", path);
 	}
+	rc_report_json_check();
 }
 
 void rc_report_reset(void)
@@ -346,6 +373,8 @@ void rc_report_forget_leaks(void)
 
 static void halt(void)
 {
+	int status;
+
 	/* A second erring thread waits for the first one's exit. */
 	pthread_mutex_lock(&rc_coll.lock);
 	if (rc_coll.halted) {
@@ -362,7 +391,8 @@ static void halt(void)
 	 * handlers on top of the error; a core only when asked. */
 	if (rc_opt.abort_on_error)
 		abort();
-	_exit(rc_opt.exitcode);
+	status = rc_report_exit_status();
+	_exit(status >= 0 ? status : rc_opt.exitcode);
 }
 
 void rc_report(struct rc_finding *f)
@@ -476,6 +506,12 @@ int rc_report_exit_status(void)
 {
 	struct rc_summary s;
 
+	if (__atomic_load_n(&rc_coll.file_error, __ATOMIC_RELAXED) &&
+	    strcmp(rc_opt.file_errors, "warn")) {
+		rc_report_note("exit status 2: a file the options name could "
+			       "not be used (see the error above)");
+		return 2;
+	}
 	rc_report_summary(&s);
 	if (rc_opt.exitcode && (s.errors || s.leaks))
 		return rc_opt.exitcode;

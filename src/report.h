@@ -156,8 +156,16 @@ void rc_report_set_signal(int sig);
 void rc_report_print_summary(void);
 
 /*
- * The exit status to force at exit: rc_opt.exitcode when unsuppressed
- * errors or leaks remain (warnings do not count), else -1 (leave it).
+ * A file the user named cannot be used (the suppressions, the log, the
+ * JSON report): one line on stderr, an error unless file_errors=warn.
+ */
+void rc_report_file_error(const char *fmt, ...)
+	__attribute__((format(printf, 1, 2)));
+
+/*
+ * The exit status to force at exit: 2 after a file error (file_errors=
+ * fail), else rc_opt.exitcode when unsuppressed errors or leaks remain
+ * (warnings do not count), else -1 (leave it).
  */
 int rc_report_exit_status(void);
 

@@ -6,7 +6,9 @@
  * and never replaced (json=/dev/stdout works).  A symbolic link is
  * followed: its target is written, the link stays.  Anything else (a
  * directory, a path we cannot write) gives one clear message and no
- * report; the program goes on unchanged.
+ * report; the program goes on, and file_errors decides whether that
+ * is an error (exit status 2) or a warning.  rc_report_file_check() asks
+ * the same question at start, before anything is written.
  *
  * Everything up to rc_report_file_open() and rc_report_file_close() is
  * async-signal-safe (lstat, readlink, open, rename): the crash handler
@@ -83,6 +85,30 @@ static enum rc_file_kind resolve(const char *path, char *dst, size_t len)
 		return RC_FILE_NONE;
 	}
 	return RC_FILE_DIRECT;	/* FIFO, device, socket */
+}
+
+int rc_report_file_check(const char *path)
+{
+	char final[PATH_MAX], dir[PATH_MAX];
+	const char *slash;
+
+	switch (resolve(path, final, sizeof(final))) {
+	case RC_FILE_NONE:
+		return -1;
+	case RC_FILE_DIRECT:
+		return access(final, W_OK);
+	default:
+		break;
+	}
+	/* Replaced by rename(2): the directory must take a new file. */
+	slash = strrchr(final, '/');
+	if (!slash)
+		return access(".", W_OK | X_OK);
+	if (!copy(dir, sizeof(dir), final, slash - final + 1, "")) {
+		errno = ENAMETOOLONG;
+		return -1;
+	}
+	return access(dir, W_OK | X_OK);
 }
 
 /* "<final>.tmp.<pid>". */

@@ -36,6 +36,7 @@ struct rc_collector {
 	pthread_mutex_t json_lock;
 	pid_t json_owner;	/* the thread writing under json_lock */
 	bool crash_written;	/* the crash report is the last word */
+	bool file_error;	/* rc_report_file_error() was called */
 
 	/* Set by rc_report_init(), read-only afterwards. */
 	int log_fd;
@@ -109,6 +110,10 @@ struct rc_report_file {
 };
 /* An fd to write the report to (-1 with errno), async-signal-safe. */
 int rc_report_file_open(const char *path, struct rc_report_file *f);
+/* Could a report be written to path now?  0, or -1 with errno. */
+int rc_report_file_check(const char *path);
+/* At start: a file error now if the JSON report could not be written. */
+void rc_report_json_check(void);
 /* Finish it (rename into place); 0, or -1 with errno.  ok: all written. */
 int rc_report_file_close(int fd, const struct rc_report_file *f, bool ok);
 /* Remove temporaries that killed processes left beside final. */

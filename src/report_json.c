@@ -1111,10 +1111,20 @@ static void json_fail(const char *what, bool crash)
 	if (__atomic_exchange_n(&told, true, __ATOMIC_RELAXED))
 		return;
 	if (!crash)
-		rc_warn("cannot write the JSON report to '%s': %m; no JSON "
-			"report", what);
+		rc_report_file_error("cannot write the JSON report to '%s': "
+				     "%m; no JSON report", what);
 	else if (write(STDERR_FILENO, msg, sizeof(msg) - 1) < 0)
 		return;
+}
+
+void rc_report_json_check(void)
+{
+	char path[PATH_MAX];
+
+	/* Say at the start, not at exit, that the report will be lost. */
+	if (rc_opt.json && *rc_opt.json && json_path(path, sizeof(path)) &&
+	    rc_report_file_check(path))
+		json_fail(path, false);
 }
 
 /* Write the document where path leads (report_file.c). */
@@ -1216,7 +1226,7 @@ static void write_json(const char *status)
 	bool halted;
 
 	if (!json_path(path, sizeof(path))) {
-		rc_warn("JSON report path too long");
+		rc_report_file_error("JSON report path too long");
 		return;
 	}
 	pthread_mutex_lock(&rc_coll.json_lock);

@@ -9,6 +9,7 @@
 #include "config.h"
 #endif
 
+#include <errno.h>
 #include <fnmatch.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -145,17 +146,21 @@ int rc_suppress_load(const char *path)
 	char *line = NULL;
 	size_t cap = 0;
 	unsigned lineno = 0;
-	int added = 0;
+	int added = 0, err;
 
-	if (!f) {
-		rc_warn("cannot open suppression file '%s': %m", path);
-		return -1;
-	}
+	if (!f)
+		return -1;	/* the caller says what that means */
+	errno = 0;
 	while (getline(&line, &cap, f) >= 0)
 		if (rc_suppress_add_line(line, path, ++lineno) > 0)
 			added++;
+	err = ferror(f) ? errno : 0;	/* a directory opens, then EISDIR */
 	free(line);
 	fclose(f);
+	if (err) {
+		errno = err;
+		return -1;
+	}
 	return added;
 }
 

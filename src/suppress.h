@@ -18,7 +18,8 @@
 #include "rules.h"
 #include "symbolize.h"
 
-/* Append the entries of a file; their number, or -1 (reported) on error. */
+/* Append the entries of a file; their number, or -1 (errno set, nothing
+ * printed) when it cannot be read. */
 int rc_suppress_load(const char *path);
 
 /*

@@ -3112,8 +3112,8 @@ int main(int argc, char **argv)
 			break;
 		case 's':
 			if (rc_suppress_load(optarg) < 0)
-				die("cannot load suppressions from '%s'",
-				    optarg);
+				die("cannot read the suppressions file '%s': "
+				    "%s", optarg, strerror(errno));
 			break;
 		case OPT_SUMMARY:
 			summary_only = true;

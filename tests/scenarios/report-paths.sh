@@ -3,8 +3,9 @@
 # a regular file is replaced atomically (and temporaries a killed run left
 # are removed), a FIFO or character device is written as it is, a
 # symbolic link's target is written and the link stays, /dev/stdout works;
-# a directory or an unwritable path gives one message and leaves the
-# program's behaviour alone.
+# a directory or an unwritable path gives one message at the start and
+# exit status 2 (file_errors=fail, the default), or the same message as a
+# warning and the program's own status with file_errors=warn.
 set -u
 [ -f "$RDMACHECK_SHIM" ] || { echo "SKIP: no shim"; exit 77; }
 JQ=${JQ:-jq}
@@ -20,7 +21,8 @@ ok() { echo "ok: $*"; }
 # and stderr in $work/out, $work/err; its exit status in $rc.
 run() {
 	LD_LIBRARY_PATH=$RDMACHECK_LOOPBACK_DIR LD_PRELOAD=$RDMACHECK_SHIM \
-		RDMACHECK_LOOPBACK_NS="rcpaths-$$" RDMACHECK_OPTIONS="json=$1" \
+		RDMACHECK_LOOPBACK_NS="rcpaths-$$" \
+		RDMACHECK_OPTIONS="json=$1${2:+:$2}" \
 		"$bin" clean >"$work/out" 2>"$work/err"
 	rc=$?
 }
@@ -77,13 +79,24 @@ run /dev/null
 [ "$rc" = 0 ] && [ -c /dev/null ] && ok "/dev/null written, still a device" ||
 	bad "/dev/null (exit $rc)"
 
-# A directory and a path in no directory: one message, exit status kept.
+# A directory and a path in no directory: one message (an error, before
+# the program's first line), exit status 2; as a warning, the status kept.
 mkdir "$work/dir"
 for p in "$work/dir" "$work/none/r.json"; do
 	run "$p"
-	n=$(grep -c 'cannot write the JSON report' "$work/err")
-	[ "$rc" = 0 ] && [ "$n" = 1 ] && ok "$p: one message, exit 0" ||
-		bad "$p: exit $rc, $n messages: $(cat "$work/err")"
+	n=$(grep -c '^rdmacheck: error: cannot write the JSON report' \
+		"$work/err")
+	first=$(grep -n -m 1 'cannot write the JSON' "$work/err" | cut -d: -f1)
+	[ "$rc" = 2 ] && [ "$n" = 1 ] && [ "$first" = 1 ] &&
+		grep -q 'rdmacheck: exit status 2: ' "$work/err" &&
+		ok "$p: one error at the start, exit 2" ||
+		bad "$p: exit $rc, $n errors: $(cat "$work/err")"
+	run "$p" file_errors=warn
+	n=$(grep -c '^rdmacheck: warning: cannot write the JSON report' \
+		"$work/err")
+	[ "$rc" = 0 ] && [ "$n" = 1 ] &&
+		ok "$p, file_errors=warn: one warning, exit 0" ||
+		bad "$p, file_errors=warn: exit $rc, $n warnings: $(cat "$work/err")"
 done
 [ -d "$work/dir" ] && [ -z "$(ls "$work/dir")" ] || bad "the directory changed"
 exit $fail

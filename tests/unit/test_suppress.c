@@ -8,6 +8,7 @@
 #endif
 
 #include <check.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -252,10 +253,13 @@ START_TEST(test_load_file)
 	ck_assert_str_eq(rc_suppress_text(2), "channel-destroy-with-ids:teardown.c");
 	unlink(path);
 
+	/* The caller says what a missing file means (file_errors). */
 	capture_begin();
+	errno = 0;
 	ck_assert_int_eq(rc_suppress_load("/nonexistent/supp"), -1);
+	ck_assert_int_eq(errno, ENOENT);
 	err = capture_end();
-	ck_assert_ptr_nonnull(strstr(err, "/nonexistent/supp"));
+	ck_assert_str_eq(err, "");
 	free(err);
 }
 END_TEST
