@@ -198,6 +198,28 @@ int ibv_get_device_index(struct ibv_device *device)
 	return device == &lo_device ? 0 : -1;
 }
 
+void lo_hint_no_grh(const char *fn)
+{
+	static const char tail[] = ": the address vector has no GRH "
+		"(is_global = 0), which a RoCE port needs: EINVAL, as on the "
+		"real stack.  Give the program a GID index (ibv_*_pingpong: "
+		"-g 0; perftest: -x 0).\n";
+	static bool told;
+	char msg[320];
+	size_t len;
+	int n;
+
+	if (__atomic_exchange_n(&told, true, __ATOMIC_RELAXED))
+		return;
+	n = snprintf(msg, sizeof(msg),
+		     "libibverbs (rdmacheck loopback): %s%s", fn, tail);
+	if (n <= 0)
+		return;
+	len = (size_t)n < sizeof(msg) ? (size_t)n : sizeof(msg) - 1;
+	if (write(STDERR_FILENO, msg, len) < 0)
+		return;
+}
+
 /* --- contexts ------------------------------------------------------------ */
 
 bool lo_is_our_ctx(struct ibv_context *ctx)

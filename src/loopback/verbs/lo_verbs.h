@@ -384,6 +384,12 @@ static inline struct lo_context *lo_ctx(struct ibv_context *ctx)
 /* device.c */
 extern struct ibv_device lo_device;
 bool lo_is_our_ctx(struct ibv_context *ctx);
+/*
+ * An address vector without a GRH on our RoCE port: the call fails with
+ * EINVAL as on the real stack, which says nothing; say once per process
+ * why, and what the usual programs take to fix it.
+ */
+void lo_hint_no_grh(const char *fn);
 void lo_async_event(struct ibv_context *ctx, enum ibv_event_type type,
 		    void *elem);
 void lo_async_forget(struct ibv_context *ctx, void *elem);

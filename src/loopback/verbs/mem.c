@@ -372,6 +372,8 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	if (!pd || !attr || !lo_is_our_ctx(pd->context) ||
 	    (attr->port_num && attr->port_num != 1) || !attr->is_global ||
 	    attr->grh.sgid_index >= LO_GID_TBL_LEN) {
+		if (attr && !attr->is_global)
+			lo_hint_no_grh("ibv_create_ah");
 		errno = EINVAL;
 		return NULL;
 	}

@@ -1249,8 +1249,13 @@ int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
 	if (((attr_mask & IBV_QP_AV) && (!attr->ah_attr.is_global ||
 	     attr->ah_attr.grh.sgid_index >= LO_GID_TBL_LEN)) ||
 	    ((attr_mask & IBV_QP_ALT_PATH) && (!attr->alt_ah_attr.is_global ||
-	     attr->alt_ah_attr.grh.sgid_index >= LO_GID_TBL_LEN)))
+	     attr->alt_ah_attr.grh.sgid_index >= LO_GID_TBL_LEN))) {
+		if (((attr_mask & IBV_QP_AV) && !attr->ah_attr.is_global) ||
+		    ((attr_mask & IBV_QP_ALT_PATH) &&
+		     !attr->alt_ah_attr.is_global))
+			lo_hint_no_grh("ibv_modify_qp");
 		return EINVAL;
+	}
 
 	pthread_mutex_lock(&qp->lock);
 	cur = ibqp->state;
