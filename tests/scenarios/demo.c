@@ -29,6 +29,8 @@ int main(int argc, char **argv)
 					 .initiator_depth = 1 };
 	struct rdma_cm_id *child;
 
+	/* in order with the report's lines, also through a pipe */
+	setvbuf(stdout, NULL, _IOLBF, 0);
 	scn_bad(argc, argv);
 	scn_resolve(client, scn_listen(listener));
 	scn_ack(scn_get(cch, RDMA_CM_EVENT_ADDR_RESOLVED));
