@@ -36,6 +36,7 @@ struct scan_ctx {
 	struct rc_ref ref;
 	pid_t caller;
 	struct rc_ledger_scan *s;
+	bool waits;		/* ask whether live holders join the caller */
 };
 
 static const char *const holder_note[] = {
@@ -45,11 +46,14 @@ static const char *const holder_note[] = {
 	[RC_HOLDER_UNKNOWN] = "",
 };
 
+static const char waiting_note[] = " (alive, joining the caller)";
+
 static void scan_fn(const struct rc_obj *o, void *arg)
 {
 	struct scan_ctx *x = arg;
 	const struct rc_ref *r;
 	enum rc_holder h;
+	bool waiting;
 
 	if (o->kind != RC_K_EVENT || o->destroyed || (o->flags & RC_F_LIB) ||
 	    o->pid != rc_pid())
@@ -62,16 +66,20 @@ static void scan_fn(const struct rc_obj *o, void *arg)
 	x->s->n++;
 	x->s->by_caller += h == RC_HOLDER_CALLER;
 	x->s->by_exited += h == RC_HOLDER_EXITED;
+	waiting = x->waits && h == RC_HOLDER_LIVE &&
+		  rc_thread_waits_for(o->u.ev.holder, x->caller);
+	x->s->by_waiting += waiting;
 	if (x->s->f)
 		rc_finding_add(x->s->f, o, "%s, fetched by thread %d%s, not "
 			       "acked", rc_event_name(o->u.ev.type),
-			       o->u.ev.holder, holder_note[h]);
+			       o->u.ev.holder,
+			       waiting ? waiting_note : holder_note[h]);
 }
 
 void rc_ledger_scan_id(const struct rc_obj *id, pid_t caller,
 		       struct rc_ledger_scan *s)
 {
-	struct scan_ctx x = { BY_ID, rc_ref_of(id), caller, s };
+	struct scan_ctx x = { BY_ID, rc_ref_of(id), caller, s, false };
 
 	rc_reg_foreach(scan_fn, &x);
 }
@@ -79,7 +87,7 @@ void rc_ledger_scan_id(const struct rc_obj *id, pid_t caller,
 void rc_ledger_scan_channel(const struct rc_obj *ch, pid_t caller,
 			    struct rc_ledger_scan *s)
 {
-	struct scan_ctx x = { BY_CHANNEL, rc_ref_of(ch), caller, s };
+	struct scan_ctx x = { BY_CHANNEL, rc_ref_of(ch), caller, s, false };
 
 	rc_reg_foreach(scan_fn, &x);
 }
@@ -112,15 +120,19 @@ void rc_ledger_ids_on_channel(const struct rc_obj *ch, struct rc_finding *f)
  * The destroy (migrate, leave) waits until these events are acked.  Held
  * by another live thread, that is librdmacm's synchronisation by design:
  * no finding (blocked-call reports it if the wait really lasts).  Held by
- * the calling thread or by a thread that has exited, nobody can ack them:
- * the call would never return.
+ * the calling thread, by a thread that has exited, or by one that joins
+ * the calling thread (an event loop waiting for its teardown thread),
+ * nobody can ack them: the call would never return.  A destroy blocked
+ * on another holder for watchdog_ms is an error too (watchdog.c):
+ * rdma_destroy_id(3) asks for every event to be acked first.
  */
 static __attribute__((noinline)) bool check_unacked(struct rc_call *c,
 						     const struct rc_obj *o,
 						     enum rc_rule rule)
 {
 	bool mc = o->kind == RC_K_MCAST;
-	struct scan_ctx x = { mc ? BY_MC : BY_ID, rc_ref_of(o), c->tid, NULL };
+	struct scan_ctx x = { mc ? BY_MC : BY_ID, rc_ref_of(o), c->tid, NULL,
+			      rule == RC_R_ID_DESTROY_WITH_UNACKED_EVENTS };
 	struct rc_ledger_scan s = { 0 };
 	struct rc_finding f;
 	unsigned stuck;
@@ -132,7 +144,7 @@ static __attribute__((noinline)) bool check_unacked(struct rc_call *c,
 	s.f = &f;
 	x.s = &s;
 	rc_reg_foreach(scan_fn, &x);
-	stuck = s.by_caller + s.by_exited;
+	stuck = s.by_caller + s.by_exited + s.by_waiting;
 	if (!stuck)
 		return true;
 	refuse = rc_opt.protect;
@@ -146,12 +158,20 @@ static __attribute__((noinline)) bool check_unacked(struct rc_call *c,
 		       stuck);
 	if (len >= sizeof(f.message))
 		len = sizeof(f.message) - 1;
+	len += snprintf(f.message + len, sizeof(f.message) - len,
+			"%s%s%s%s%s",
+			s.by_caller ? "the calling thread" : "",
+			s.by_caller && s.by_exited + s.by_waiting ? " and " :
+			"",
+			s.by_exited > 1 ? "threads that have exited" :
+			s.by_exited ? "a thread that has exited" : "",
+			s.by_exited && s.by_waiting ? " and " : "",
+			s.by_waiting > 1 ? "threads joining this one" :
+			s.by_waiting ? "a thread joining this one" : "");
+	if (len >= sizeof(f.message))
+		len = sizeof(f.message) - 1;
 	snprintf(f.message + len, sizeof(f.message) - len,
-		 "%s%s%s, so the call would never return%s",
-		 s.by_caller ? "the calling thread" : "",
-		 s.by_caller && s.by_exited ? " and " : "",
-		 s.by_exited > 1 ? "threads that have exited" :
-		 s.by_exited ? "a thread that has exited" : "",
+		 ", so the call would never return%s",
 		 refuse ? " (not forwarded: returns -1/EBUSY)" : "");
 	rc_report(&f);
 	if (refuse)

@@ -9,9 +9,16 @@
  * The record's handle is (tid << 3) | 1: odd, so never the address of an
  * object the libraries hand out, and found again from the tid alone.  A
  * kernel tid reused by a later thread gets a new record with a new
- * generation, so the old holder still reads as exited.
+ * generation, so the old holder still reads as exited.  And whether a
+ * live holder sleeps joining a given thread (or waiting for a robust mutex
+ * it owns): it can ack nothing until that thread ends.
  */
+#include <fcntl.h>
 #include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 
 #include "wrap.h"
 
@@ -70,6 +77,36 @@ enum rc_holder rc_thread_state(pid_t tid, uint32_t gen, pid_t caller)
 	    t.destroyed)
 		return RC_HOLDER_EXITED;
 	return RC_HOLDER_LIVE;
+}
+
+/*
+ * pthread_join(T) sleeps in futex(FUTEX_WAIT[_BITSET], &T's tid word, T's
+ * tid) until T exits; so does a wait for a robust mutex T owns (with the
+ * waiters bit, also set in the value).  /proc/self/task/N/syscall says
+ * "NR ARG1 ARG2 ARG3 ..." while thread N sleeps in call NR.
+ */
+bool rc_thread_waits_for(pid_t tid, pid_t target)
+{
+	char path[48], buf[128], *p;
+	unsigned long nr, op, val;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return false;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0 || buf[0] < '0' || buf[0] > '9')
+		return false;	/* "running", or "-1 ..." outside a call */
+	buf[n] = 0;
+	nr = strtoul(buf, &p, 10);
+	strtoul(p, &p, 0);		/* the futex word's address */
+	op = strtoul(p, &p, 0) & 0x7f;	/* without PRIVATE, CLOCK_REALTIME */
+	val = strtoul(p, &p, 0) & 0x3fffffff;	/* without the waiters bits */
+	return nr == SYS_futex && (op == 0 || op == 9) &&
+	       val == (unsigned long)target;
 }
 
 void rc_thread_atfork_child(void)

@@ -3,8 +3,10 @@
  * rdma_destroy_ep and rdma_migrate_id calls register here while they run
  * in the real library; a watchdog thread, started at the first such call,
  * reports each one still blocked after watchdog_ms, once, with the ledger
- * of the events its id is waiting for.  A fixed table: no allocation and
- * no lock on the wrappers' path.
+ * of the events its id is waiting for: a destroy that waits for unacked
+ * events as id-destroy-with-unacked-events (an error), the rest as
+ * blocked-call.  A fixed table: no allocation and no lock on the
+ * wrappers' path.
  */
 #include <pthread.h>
 #include <signal.h>
@@ -40,25 +42,47 @@ static pthread_once_t started = PTHREAD_ONCE_INIT;
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cond;
 
+/*
+ * A destroy still waiting for events of its id is an error, whoever holds
+ * them: rdma_destroy_id(3) asks for every event to be acked first, and
+ * watchdog_ms is far beyond the time an event handler takes to ack.
+ */
 static void report_blocked(struct watched *w)
 {
 	struct rc_ledger_scan s = { 0 };
+	bool destroy = w->call.fn == RC_FN_rdma_destroy_id ||
+		       w->call.fn == RC_FN_rdma_destroy_ep;
 	struct rc_finding f;
 	struct rc_obj id;
 
-	rc_finding_init(&f, RC_R_BLOCKED_CALL, &w->call, "x");
-	rc_finding_add(&f, &w->id, NULL);
 	/* The id's record now, for its current counters. */
 	if (!rc_reg_get(w->id.handle, &id) || id.gen != w->id.gen)
 		id = w->id;
+	rc_ledger_scan_id(&id, w->call.tid, &s);
+	destroy = destroy && s.n;
+	rc_finding_init(&f, destroy ? RC_R_ID_DESTROY_WITH_UNACKED_EVENTS :
+			RC_R_BLOCKED_CALL, &w->call, "x");
+	rc_finding_add(&f, &w->id, NULL);
+	memset(&s, 0, sizeof(s));
 	s.f = &f;
 	rc_ledger_scan_id(&id, w->call.tid, &s);
-	snprintf(f.message, sizeof(f.message),
-		 "%s(%p) in thread %d has been blocked for %d ms; %u event%s "
-		 "charged to the cm id %s still unacked",
-		 rc_fn_info[w->call.fn].name, (void *)w->id.handle,
-		 w->call.tid, rc_opt.watchdog_ms, s.n, s.n == 1 ? "" : "s",
-		 s.n == 1 ? "is" : "are");
+	if (destroy)
+		snprintf(f.message, sizeof(f.message),
+			 "%s(%p) in thread %d has been blocked for %d ms: %u "
+			 "event%s charged to this cm id %s still not acked by "
+			 "the thread that fetched %s; rdma_destroy_id(3) asks "
+			 "for every event to be acked before the destroy",
+			 rc_fn_info[w->call.fn].name, (void *)w->id.handle,
+			 w->call.tid, rc_opt.watchdog_ms, s.n,
+			 s.n == 1 ? "" : "s", s.n == 1 ? "is" : "are",
+			 s.n == 1 ? "it" : "them");
+	else
+		snprintf(f.message, sizeof(f.message),
+			 "%s(%p) in thread %d has been blocked for %d ms; %u "
+			 "event%s charged to the cm id %s still unacked",
+			 rc_fn_info[w->call.fn].name, (void *)w->id.handle,
+			 w->call.tid, rc_opt.watchdog_ms, s.n,
+			 s.n == 1 ? "" : "s", s.n == 1 ? "is" : "are");
 	rc_report(&f);
 }
 

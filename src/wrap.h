@@ -209,6 +209,7 @@ struct rc_ledger_scan {
 	unsigned n;		/* user-held events found */
 	unsigned by_caller;	/* of those, held by the calling thread */
 	unsigned by_exited;	/* and held by threads that have exited */
+	unsigned by_waiting;	/* and by live threads joining the caller */
 	struct rc_finding *f;	/* events are added to it, may be NULL */
 };
 void rc_ledger_scan_id(const struct rc_obj *id, pid_t caller,
@@ -221,7 +222,9 @@ void rc_ledger_ids_on_channel(const struct rc_obj *ch, struct rc_finding *f);
  * The unacked-events check of rdma_destroy_id/_ep, rdma_migrate_id (o is
  * the id) and rdma_leave_multicast (o is the join): reported only when the
  * hang is certain (the caller, or a thread that has exited, holds one of
- * the events).  Returns false when the call must then be refused.
+ * the events) or, for a destroy, when a live holder sleeps joining the
+ * caller.
+ * Returns false when the call must then be refused.
  */
 bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
 			     enum rc_rule rule);
@@ -266,6 +269,8 @@ enum rc_holder {
 };
 uint32_t rc_thread_self(struct rc_call *c);
 enum rc_holder rc_thread_state(pid_t tid, uint32_t gen, pid_t caller);
+/* Thread tid sleeps in pthread_join(target) (or a robust lock it owns). */
+bool rc_thread_waits_for(pid_t tid, pid_t target);
 void rc_thread_atfork_child(void);
 
 struct rdma_cm_id;

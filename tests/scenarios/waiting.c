@@ -2,10 +2,18 @@
  * waiting.c - rules about threads that wait: argv[1] is
  *   channel-destroy-while-waiting  main destroys the channel while another
  *                                  thread is blocked in rdma_get_cm_event
- *   blocked-call                   main's rdma_destroy_id blocks on an event
+ *   blocked-call                   main's rdma_migrate_id blocks on an event
  *                                  another thread holds until the watchdog
  *                                  has reported it (run with a short
  *                                  watchdog_ms)
+ *   destroy-blocked                the same with rdma_destroy_id: after
+ *                                  watchdog_ms an error, the event is still
+ *                                  not acked before the destroy
+ *   held-by-joiner                 main, the event loop, holds its event
+ *                                  and joins the teardown thread, which
+ *                                  destroys the id: neither could return,
+ *                                  refused with EBUSY (protect=1)
+ *   joiner-acks-first              the same, main acks before it joins
  *   held-by-other                  main destroys the id while the waiter
  *                                  holds its event; the waiter acks once
  *                                  main blocks in the destroy (librdmacm's
@@ -46,6 +54,7 @@ static sem_t fetched, reported;
 static pid_t waiter_tid, main_tid;
 static struct rdma_cm_event *held;	/* held-by-exited: the dead's event */
 static int real_stderr;
+static const char *marker = "[blocked-call]";	/* the report awaited */
 
 static void timed_wait(sem_t *s, const char *what)
 {
@@ -57,13 +66,12 @@ static void timed_wait(sem_t *s, const char *what)
 		scn_die(what);
 }
 
-/* Copy our stderr through, noticing rdmacheck's blocked-call report. */
+/* Copy our stderr through, noticing rdmacheck's watchdog report. */
 static void *relay(void *arg)
 {
-	static const char marker[] = "[blocked-call]";
-	const size_t keep = sizeof(marker) - 2;
+	const size_t keep = strlen(marker) - 1;
 	int fd = (int)(long)arg;
-	char win[4096 + sizeof(marker)];
+	char win[4096 + 64];
 	size_t have = 0;
 	ssize_t n;
 
@@ -161,6 +169,48 @@ static NOINLINE int drop_id(void)
 	return rdma_destroy_id(id);
 }
 
+static NOINLINE int move_id(struct rdma_event_channel *to)
+{
+	return rdma_migrate_id(id, to);
+}
+
+/* The teardown thread of held-by-joiner: destroys the id once the event
+ * loop (main) sleeps joining it; returns the destroy's errno. */
+static void *teardown(void *arg)
+{
+	scn_wait_syscall(main_tid, SYS_futex, -1, 0, 0);
+	return (void *)(long)(drop_id() ? errno : 0);
+}
+
+/* Main holds an event of the id while it joins the thread destroying the
+ * id; with ack_first it acks before (the clean twin). */
+static void join_teardown(bool ack_first)
+{
+	struct rdma_cm_event *ev;
+	pthread_t t;
+	void *res;
+
+	scn_resolve(id, 7471);
+	ev = scn_get(ch, RDMA_CM_EVENT_ADDR_RESOLVED);
+	if (ack_first)
+		scn_ack(ev);
+	if (pthread_create(&t, NULL, teardown, NULL))
+		scn_die("pthread_create");
+	pthread_join(t, &res);
+	if (ack_first) {
+		if (res)
+			exit(98);
+	} else {
+		/* Refused: otherwise neither thread would ever return. */
+		if ((long)res != EBUSY)
+			exit(98);
+		scn_ack(ev);
+		if (drop_id())
+			scn_die("rdma_destroy_id");
+	}
+	close_channel();
+}
+
 /* The waiter stops waiting (cancelled or interrupted), then the channel
  * goes: nobody is blocked on it any more. */
 static void stop_waiter_then_close(bool cancel)
@@ -232,7 +282,30 @@ int main(int argc, char **argv)
 		stop_waiter_then_close(!strcmp(mode, "cancelled"));
 		return 0;
 	}
+	if (!strcmp(mode, "held-by-joiner") ||
+	    !strcmp(mode, "joiner-acks-first")) {
+		join_teardown(!strcmp(mode, "joiner-acks-first"));
+		return 0;
+	}
 	if (!strcmp(mode, "blocked-call")) {
+		struct rdma_event_channel *to = scn_channel();
+
+		capture_stderr();
+		if (pthread_create(&t, NULL, waiter, "hold"))
+			scn_die("pthread_create");
+		scn_resolve(id, 7471);
+		timed_wait(&fetched, "waiting for the event");
+		if (move_id(to))
+			scn_die("rdma_migrate_id");
+		pthread_join(t, NULL);
+		if (rdma_destroy_id(id))
+			scn_die("rdma_destroy_id");
+		rdma_destroy_event_channel(to);
+		close_channel();
+		return 0;
+	}
+	if (!strcmp(mode, "destroy-blocked")) {
+		marker = "[id-destroy-with-unacked-events]";
 		capture_stderr();
 		how = "hold";
 	} else if (!strcmp(mode, "held-by-other")) {
