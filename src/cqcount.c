@@ -16,6 +16,11 @@
  * tables stay readable (they are never freed: geometric, less than the
  * newest in all).  Past RC_CQ_MAX addresses new CQs are not counted
  * (their events then give no finding).
+ *
+ * Also which completion channels threads wait on in ibv_get_cq_event: a
+ * fixed table of slots taken by compare-and-swap for the call's length,
+ * so that ibv_destroy_cq of a channel's last CQ can tell that a waiter
+ * will never be woken (cq-destroy-while-waiting).
  */
 #include <pthread.h>
 #include <sched.h>
@@ -204,10 +209,47 @@ void rc_cq_count_add(uintptr_t cq, uint32_t gen)
  * the child: without this its inserts would wait on growing for ever.
  * The table it was copying into is dropped; the old one is whole.
  */
+#define WAIT_SLOTS 64
+static uintptr_t waiting[WAIT_SLOTS];	/* channel, 0: free */
+
+int rc_cq_wait_begin(uintptr_t channel, pid_t tid)
+{
+	unsigned i, k;
+
+	for (i = 0; i < WAIT_SLOTS; i++) {
+		uintptr_t free_slot = 0;
+
+		k = ((unsigned)tid + i) % WAIT_SLOTS;
+		if (!__atomic_load_n(&waiting[k], __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&waiting[k], &free_slot,
+						channel, false, __ATOMIC_RELAXED,
+						__ATOMIC_RELAXED))
+			return (int)k;
+	}
+	return -1;	/* more waiters than slots: this one not counted */
+}
+
+void rc_cq_wait_end(int slot)
+{
+	if (slot >= 0)
+		__atomic_store_n(&waiting[slot], 0, __ATOMIC_RELAXED);
+}
+
+unsigned rc_cq_waiters(uintptr_t channel)
+{
+	unsigned i, n = 0;
+
+	for (i = 0; i < WAIT_SLOTS; i++)
+		n += __atomic_load_n(&waiting[i], __ATOMIC_RELAXED) == channel;
+	return n;
+}
+
 void rc_cq_count_atfork_child(void)
 {
 	__atomic_store_n(&growing, 0, SC);
 	pthread_mutex_init(&grow_lock, NULL);
+	/* The child's one thread waits nowhere. */
+	memset(waiting, 0, sizeof(waiting));
 }
 
 void rc_cq_count_del(uintptr_t cq, uint32_t gen)

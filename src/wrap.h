@@ -408,6 +408,11 @@ void rc_cq_set_stack(struct rc_cqcount *p, uintptr_t ra, rc_stack_id st);
 /* n acked (no more than were fetched with clamp): how many were taken;
  * *before is the count there was. */
 int rc_cq_acked(struct rc_cqcount *p, int n, bool clamp, int *before);
+/* The threads inside ibv_get_cq_event, by completion channel: a slot for
+ * the call (-1: none free, not counted), freed at its end. */
+int rc_cq_wait_begin(uintptr_t channel, pid_t tid);
+void rc_cq_wait_end(int slot);
+unsigned rc_cq_waiters(uintptr_t channel);
 
 /* The kind a QP/CQ/SRQ/WQ async event names, RC_K_COUNT for others. */
 enum rc_kind rc_v_async_kind(int event_type);

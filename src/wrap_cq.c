@@ -1,7 +1,8 @@
 /*
  * wrap_cq.c - completion channels, CQs and their completion events:
  * comp-channel-destroy-with-cqs, cq-destroy-with-qps,
- * cq-destroy-with-unacked-events and cq-events-over-acked.
+ * cq-destroy-with-unacked-events, cq-events-over-acked and
+ * cq-destroy-while-waiting.
  *
  * ibv_destroy_cq waits until every event ibv_get_cq_event returned for the
  * CQ was acked with ibv_ack_cq_events (libibverbs compares its count of
@@ -13,6 +14,7 @@
  * stack only when that happens at a new call site.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <infiniband/verbs.h>
@@ -233,6 +235,37 @@ bool rc_v_check_async(struct rc_call *c, const struct rc_obj *o)
 		 rc_opt.protect);
 }
 
+/*
+ * The channel's last CQ goes while threads wait in ibv_get_cq_event on
+ * it: no completion can wake them any more (and one taken just now names
+ * a freed CQ).  A warning: the program may still cancel or signal them.
+ */
+static void check_waiters(struct rc_call *c, const struct rc_obj *o)
+{
+	const struct rc_ref *chr = &o->u.vb.use[0];
+	struct rc_finding f;
+	struct rc_obj ch;
+	unsigned n;
+
+	if (!chr->h || !rc_reg_get(chr->h, &ch) || ch.gen != chr->gen ||
+	    ch.destroyed || ch.u.vb.nusers > 1)
+		return;
+	n = rc_cq_waiters(chr->h);
+	if (!n)
+		return;
+	rc_finding_init(&f, RC_R_CQ_DESTROY_WHILE_WAITING, c,
+			"ibv_destroy_cq(%p): %u thread%s %s blocked in "
+			"ibv_get_cq_event on completion channel %p, and this "
+			"is the channel's last CQ: no completion can wake %s "
+			"any more", (void *)o->handle, n, n == 1 ? "" : "s",
+			n == 1 ? "is" : "are", (void *)chr->h,
+			n == 1 ? "it" : "them");
+	rc_finding_add(&f, o, NULL);
+	rc_finding_add(&f, &ch, "with %u thread%s in ibv_get_cq_event", n,
+		       n == 1 ? "" : "s");
+	rc_report(&f);
+}
+
 int ibv_destroy_cq(struct ibv_cq *cq)
 {
 	struct rc_obj o;
@@ -263,6 +296,8 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 			  !rc_v_check_async(&c, &o)))
 			return EBUSY;
 	}
+	if (o.handle && !c.internal)
+		check_waiters(&c, &o);
 	ret = RC_FWD(&c, RC_REAL(ibv_destroy_cq)(cq));
 	if (ret == 0)
 		rc_v_gone(&c, &o);
@@ -281,6 +316,12 @@ static struct rc_cqcount *adopt_cq(struct rc_call *c, struct ibv_cq *cq)
 	return rc_cq_count((uintptr_t)cq);
 }
 
+/* A waiter cancelled inside the blocking call no longer waits. */
+static void wait_cancelled(void *arg)
+{
+	rc_cq_wait_end(*(int *)arg);
+}
+
 int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 		     void **cq_context)
 {
@@ -288,7 +329,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 	struct rc_obj o;
 	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
 	RC_CALL(c);
-	int ret;
+	int ret, slot;
 
 	if (!RC_REAL(ibv_get_cq_event)) {
 		errno = ENOSYS;
@@ -298,7 +339,11 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 	if (c.skip || c.mod == RC_MOD_VERBS || c.mod == RC_MOD_SELF)
 		return RC_FWD(&c, RC_REAL(ibv_get_cq_event)(channel, cq,
 							     cq_context));
+	slot = c.internal ? -1 : rc_cq_wait_begin((uintptr_t)channel, c.tid);
+	pthread_cleanup_push(wait_cancelled, &slot);
 	ret = RC_FWD(&c, RC_REAL(ibv_get_cq_event)(channel, cq, cq_context));
+	pthread_cleanup_pop(0);
+	rc_cq_wait_end(slot);
 	if (RC_UNLIKELY(ret)) {
 		/* A destroyed channel's stale fd, not an interrupted wait. */
 		if (!c.internal && c.err != EINTR && c.err != EAGAIN)

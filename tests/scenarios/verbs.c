@@ -283,6 +283,58 @@ static NOINLINE void cq_destroy_with_unacked_events_other_thread(void)
 	close_ctx(ctx);
 }
 
+/*
+ * A completion thread waits in ibv_get_cq_event on the channel of the
+ * only CQ when main destroys that CQ: nothing can wake it any more, so
+ * main cancels it afterwards.  Clean: the thread is cancelled and joined
+ * first (rping's order).
+ */
+static struct ibv_comp_channel *wait_ch;
+
+static void *cq_waiter(void *arg)
+{
+	struct ibv_cq *cq;
+	void *ctx;
+
+	*(pid_t *)arg = (pid_t)syscall(SYS_gettid);
+	ibv_get_cq_event(wait_ch, &cq, &ctx);	/* cancelled in there */
+	return NULL;
+}
+
+static NOINLINE void cq_destroy_while_waiting(void)
+{
+	struct ibv_context *ctx = open_ctx();
+	volatile pid_t tid = 0;
+	struct ibv_cq *cq;
+	pthread_t t;
+
+	wait_ch = ibv_create_comp_channel(ctx);
+	if (!wait_ch)
+		scn_die("ibv_create_comp_channel");
+	cq = make_cq(ctx, wait_ch);
+	if (ibv_req_notify_cq(cq, 0))
+		scn_die("ibv_req_notify_cq");
+	if (pthread_create(&t, NULL, cq_waiter, (void *)&tid))
+		scn_die("pthread_create");
+	while (!__atomic_load_n(&tid, __ATOMIC_ACQUIRE))
+		sched_yield();
+	/* ibv_get_cq_event sleeps in read(2) on the channel's fd */
+	scn_wait_syscall(tid, SYS_read, -1, wait_ch->fd, wait_ch->fd + 1);
+	if (!bad) {
+		pthread_cancel(t);
+		pthread_join(t, NULL);
+	}
+	if (ibv_destroy_cq(cq))
+		scn_die("ibv_destroy_cq");
+	if (bad) {
+		pthread_cancel(t);
+		pthread_join(t, NULL);
+	}
+	if (ibv_destroy_comp_channel(wait_ch))
+		scn_die("ibv_destroy_comp_channel");
+	close_ctx(ctx);
+}
+
 static NOINLINE void cq_events_over_acked(void)
 {
 	struct ibv_context *ctx = open_ctx();
@@ -911,6 +963,7 @@ static const struct {
 	{ "cq-destroy-with-unacked-events-other-thread",
 	  cq_destroy_with_unacked_events_other_thread },
 	{ "cq-events-over-acked", cq_events_over_acked },
+	{ "cq-destroy-while-waiting", cq_destroy_while_waiting },
 	{ "destroy-with-unacked-async-events",
 	  destroy_with_unacked_async_events },
 	{ "async-event-double-ack", async_event_double_ack },
