@@ -24,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/select.h>
 #include <sys/socket.h>
@@ -125,13 +126,50 @@ static int server(const char *addr)
 	return 0;
 }
 
+/*
+ * poll(2) one descriptor until it is ready or ms have passed by the clock.
+ * Not one poll with the timeout: librdmacm's rpoll (rsocket.c, 44.0 and
+ * still in 63.0) takes the whole time elapsed since the call began off
+ * the remaining timeout at every internal wakeup, so it returns 0 well
+ * before the timeout; and in 44.0 a connecting rsocket is only rechecked
+ * every wake_up_interval, 5 s (0.5 s since 63.0, commit 0b9d2f113
+ * "librdmacm: Change wake-up timeout from rpoll").  Both together made
+ * a 10 s wait end after 5 s with nothing wrong on the real stack.
+ */
+static int poll_until(struct pollfd *p, int ms)
+{
+	struct timespec now, end;
+	int n, left;
+
+	clock_gettime(CLOCK_MONOTONIC, &end);
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (end.tv_nsec >= 1000000000) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000;
+	}
+	for (;;) {
+		clock_gettime(CLOCK_MONOTONIC, &now);
+		left = (int)((end.tv_sec - now.tv_sec) * 1000 +
+			     (end.tv_nsec - now.tv_nsec) / 1000000);
+		if (left <= 0)
+			return 0;
+		p->revents = 0;
+		n = poll(p, 1, left);
+		if (n < 0 && errno == EINTR)
+			continue;
+		if (n)
+			return n;
+	}
+}
+
 /* Wait (bounded) for fd to become ready for events. */
 static void wait_fd(int fd, short events)
 {
 	struct pollfd p = { .fd = fd, .events = events };
 	int n;
 
-	n = poll(&p, 1, 10000);
+	n = poll_until(&p, 10000);
 	if (n != 1)
 		die(n ? "poll" : "poll timed out");
 	if (p.revents & (POLLERR | POLLNVAL))
@@ -154,8 +192,7 @@ static int exchange(int fd, const char *out, char *in, size_t len, int i)
 	while (got < len) {
 		p.fd = fd;
 		p.events = POLLIN | (sent < len ? POLLOUT : 0);
-		p.revents = 0;
-		r = poll(&p, 1, 10000);
+		r = poll_until(&p, 10000);
 		if (r != 1)
 			die(r ? "poll" : "poll timed out");
 		if (p.revents & (POLLERR | POLLNVAL))
