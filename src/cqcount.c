@@ -25,7 +25,9 @@
 #include <pthread.h>
 #include <sched.h>
 #include <stdlib.h>
+#include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "wrap.h"
 
@@ -210,7 +212,10 @@ void rc_cq_count_add(uintptr_t cq, uint32_t gen)
  * The table it was copying into is dropped; the old one is whole.
  */
 #define WAIT_SLOTS 64
-static uintptr_t waiting[WAIT_SLOTS];	/* channel, 0: free */
+static struct {
+	uintptr_t ch;		/* 0: free */
+	pid_t tid;
+} waiting[WAIT_SLOTS];
 
 int rc_cq_wait_begin(uintptr_t channel, pid_t tid)
 {
@@ -220,11 +225,14 @@ int rc_cq_wait_begin(uintptr_t channel, pid_t tid)
 		uintptr_t free_slot = 0;
 
 		k = ((unsigned)tid + i) % WAIT_SLOTS;
-		if (!__atomic_load_n(&waiting[k], __ATOMIC_RELAXED) &&
-		    __atomic_compare_exchange_n(&waiting[k], &free_slot,
+		if (!__atomic_load_n(&waiting[k].ch, __ATOMIC_RELAXED) &&
+		    __atomic_compare_exchange_n(&waiting[k].ch, &free_slot,
 						channel, false, __ATOMIC_RELAXED,
-						__ATOMIC_RELAXED))
+						__ATOMIC_RELAXED)) {
+			__atomic_store_n(&waiting[k].tid, tid,
+					 __ATOMIC_RELAXED);
 			return (int)k;
+		}
 	}
 	return -1;	/* more waiters than slots: this one not counted */
 }
@@ -232,15 +240,33 @@ int rc_cq_wait_begin(uintptr_t channel, pid_t tid)
 void rc_cq_wait_end(int slot)
 {
 	if (slot >= 0)
-		__atomic_store_n(&waiting[slot], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&waiting[slot].ch, 0, __ATOMIC_RELAXED);
 }
 
+/*
+ * A waiter cancelled inside the call never reaches rc_cq_wait_end (no
+ * cleanup handler: it would cost the hot path a setjmp), but it has
+ * exited: only threads that still exist count.
+ */
 unsigned rc_cq_waiters(uintptr_t channel)
 {
+	char path[40];
 	unsigned i, n = 0;
+	pid_t tid;
 
-	for (i = 0; i < WAIT_SLOTS; i++)
-		n += __atomic_load_n(&waiting[i], __ATOMIC_RELAXED) == channel;
+	for (i = 0; i < WAIT_SLOTS; i++) {
+		if (__atomic_load_n(&waiting[i].ch, __ATOMIC_RELAXED) !=
+		    channel)
+			continue;
+		tid = __atomic_load_n(&waiting[i].tid, __ATOMIC_RELAXED);
+		snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tid);
+		if (tid && !access(path, F_OK))
+			n++;
+		else	/* gone: free its slot */
+			__atomic_compare_exchange_n(&waiting[i].ch, &channel,
+						    0, false, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+	}
 	return n;
 }
 

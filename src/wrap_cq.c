@@ -316,12 +316,6 @@ static struct rc_cqcount *adopt_cq(struct rc_call *c, struct ibv_cq *cq)
 	return rc_cq_count((uintptr_t)cq);
 }
 
-/* A waiter cancelled inside the blocking call no longer waits. */
-static void wait_cancelled(void *arg)
-{
-	rc_cq_wait_end(*(int *)arg);
-}
-
 int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 		     void **cq_context)
 {
@@ -340,9 +334,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 		return RC_FWD(&c, RC_REAL(ibv_get_cq_event)(channel, cq,
 							     cq_context));
 	slot = c.internal ? -1 : rc_cq_wait_begin((uintptr_t)channel, c.tid);
-	pthread_cleanup_push(wait_cancelled, &slot);
 	ret = RC_FWD(&c, RC_REAL(ibv_get_cq_event)(channel, cq, cq_context));
-	pthread_cleanup_pop(0);
 	rc_cq_wait_end(slot);
 	if (RC_UNLIKELY(ret)) {
 		/* A destroyed channel's stale fd, not an interrupted wait. */
