@@ -112,9 +112,12 @@ bool rc_v_require(struct rc_call *c, enum rc_kind kind, const void *h,
 
 	known = rc_reg_get((uintptr_t)h, o);
 	if (known && o->kind == kind && !o->destroyed) {
-		if (o->pid == rc_pid())
-			return true;
-		goto unknown;	/* the parent's: not ours to judge */
+		/* A fork child on its parent's object: the kernel acts on
+		 * the parent's (the command file is shared), with the
+		 * child's memory.  Forwarded, as for cm objects. */
+		if (RC_UNLIKELY(o->pid != rc_pid()))
+			rc_report_fork(c, o);
+		return true;
 	}
 	if (known && !o->destroyed && o->kind != RC_K_THREAD)
 		live_other = true;

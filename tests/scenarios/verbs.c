@@ -23,6 +23,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include <infiniband/verbs.h>
 #include <rdma/rdma_verbs.h>
 #include "scn.h"
@@ -332,6 +333,53 @@ static NOINLINE void cq_destroy_while_waiting(void)
 	}
 	if (ibv_destroy_comp_channel(wait_ch))
 		scn_die("ibv_destroy_comp_channel");
+	close_ctx(ctx);
+}
+
+/*
+ * A fork child registers memory on its parent's PD (without
+ * ibv_fork_init, as most programs): the kernel makes the MR in the
+ * parent's context over the child's pages.  Clean: the child opens its
+ * own device context and PD.  The child's report is the one read; a
+ * clean parent passes on a child's finding through its exit status.
+ */
+static NOINLINE void reg_in_child(struct ibv_pd *pd)
+{
+	static char buf[4096];
+	struct ibv_mr *mr;
+
+	mr = ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE);
+	if (mr)
+		ibv_dereg_mr(mr);
+}
+
+static NOINLINE void use_after_fork_verbs(void)
+{
+	struct ibv_context *ctx = open_ctx(), *own;
+	struct ibv_pd *pd = alloc_pd(ctx), *own_pd;
+	int status;
+	pid_t pid;
+
+	pid = fork();
+	if (pid < 0)
+		scn_die("fork");
+	if (pid == 0) {
+		if (bad) {
+			reg_in_child(pd);
+		} else {
+			own = open_ctx();
+			own_pd = alloc_pd(own);
+			reg_in_child(own_pd);
+			ibv_dealloc_pd(own_pd);
+			close_ctx(own);
+		}
+		exit(0);
+	}
+	if (waitpid(pid, &status, 0) != pid || !WIFEXITED(status))
+		scn_die("waitpid");
+	if (bad || WEXITSTATUS(status))
+		_exit(WEXITSTATUS(status));	/* leave the child's report */
+	ibv_dealloc_pd(pd);
 	close_ctx(ctx);
 }
 
@@ -964,6 +1012,7 @@ static const struct {
 	  cq_destroy_with_unacked_events_other_thread },
 	{ "cq-events-over-acked", cq_events_over_acked },
 	{ "cq-destroy-while-waiting", cq_destroy_while_waiting },
+	{ "use-after-fork-verbs", use_after_fork_verbs },
 	{ "destroy-with-unacked-async-events",
 	  destroy_with_unacked_async_events },
 	{ "async-event-double-ack", async_event_double_ack },
