@@ -14,7 +14,6 @@
  * stack only when that happens at a new call site.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <string.h>
 #include <infiniband/verbs.h>
