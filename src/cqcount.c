@@ -217,10 +217,41 @@ static struct {
 	pid_t tid;
 } waiting[WAIT_SLOTS];
 
+/*
+ * A waiter cancelled inside the call never reaches rc_cq_wait_end (a
+ * cleanup handler would cost the hot path a setjmp): the thread's key
+ * destructor frees its slot, which runs before pthread_join returns.
+ */
+static pthread_key_t wait_key;
+static pthread_once_t wait_once = PTHREAD_ONCE_INIT;
+static RC_TLS int wait_slot = -1;
+static RC_TLS bool wait_keyed;
+
+static void wait_exit(void *arg)
+{
+	(void)arg;
+	if (wait_slot >= 0)
+		__atomic_store_n(&waiting[wait_slot].ch, 0, __ATOMIC_RELAXED);
+	wait_slot = -1;
+}
+
+static void wait_make_key(void)
+{
+	if (pthread_key_create(&wait_key, wait_exit))
+		wait_key = (pthread_key_t)-1;
+}
+
 int rc_cq_wait_begin(uintptr_t channel, pid_t tid)
 {
 	unsigned i, k;
 
+	if (RC_UNLIKELY(!wait_keyed)) {
+		pthread_once(&wait_once, wait_make_key);
+		if (wait_key == (pthread_key_t)-1 ||
+		    pthread_setspecific(wait_key, (void *)1))
+			return -1;	/* no destructor: not counted */
+		wait_keyed = true;
+	}
 	for (i = 0; i < WAIT_SLOTS; i++) {
 		uintptr_t free_slot = 0;
 
@@ -231,6 +262,7 @@ int rc_cq_wait_begin(uintptr_t channel, pid_t tid)
 						__ATOMIC_RELAXED)) {
 			__atomic_store_n(&waiting[k].tid, tid,
 					 __ATOMIC_RELAXED);
+			wait_slot = (int)k;
 			return (int)k;
 		}
 	}
@@ -241,32 +273,16 @@ void rc_cq_wait_end(int slot)
 {
 	if (slot >= 0)
 		__atomic_store_n(&waiting[slot].ch, 0, __ATOMIC_RELAXED);
+	wait_slot = -1;
 }
 
-/*
- * A waiter cancelled inside the call never reaches rc_cq_wait_end (no
- * cleanup handler: it would cost the hot path a setjmp), but it has
- * exited: only threads that still exist count.
- */
 unsigned rc_cq_waiters(uintptr_t channel)
 {
-	char path[40];
 	unsigned i, n = 0;
-	pid_t tid;
 
-	for (i = 0; i < WAIT_SLOTS; i++) {
-		if (__atomic_load_n(&waiting[i].ch, __ATOMIC_RELAXED) !=
-		    channel)
-			continue;
-		tid = __atomic_load_n(&waiting[i].tid, __ATOMIC_RELAXED);
-		snprintf(path, sizeof(path), "/proc/self/task/%d", (int)tid);
-		if (tid && !access(path, F_OK))
-			n++;
-		else	/* gone: free its slot */
-			__atomic_compare_exchange_n(&waiting[i].ch, &channel,
-						    0, false, __ATOMIC_RELAXED,
-						    __ATOMIC_RELAXED);
-	}
+	for (i = 0; i < WAIT_SLOTS; i++)
+		n += __atomic_load_n(&waiting[i].ch, __ATOMIC_RELAXED) ==
+		     channel;
 	return n;
 }
 
@@ -276,6 +292,7 @@ void rc_cq_count_atfork_child(void)
 	pthread_mutex_init(&grow_lock, NULL);
 	/* The child's one thread waits nowhere. */
 	memset(waiting, 0, sizeof(waiting));
+	wait_slot = -1;
 }
 
 void rc_cq_count_del(uintptr_t cq, uint32_t gen)
