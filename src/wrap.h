@@ -175,6 +175,11 @@ bool rc_require_add(struct rc_call *c, enum rc_kind kind, const void *h,
 		    enum rc_handle_use use, unsigned offset, int delta,
 		    struct rc_obj *o, bool *added);
 
+/* NULL (unless may_be_null) or unmapped struct argument of len bytes:
+ * reported as unreadable-argument; false when the call is refused. */
+bool rc_arg_readable(struct rc_call *c, const char *arg, const void *p,
+		     size_t len, bool may_be_null);
+
 /* Finding builders. */
 void rc_finding_init(struct rc_finding *f, enum rc_rule rule,
 		     struct rc_call *c, const char *fmt, ...)
@@ -325,6 +330,8 @@ bool rc_v_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr);
 
 /* The live record of this kind at h, or false. */
 bool rc_v_live(const void *h, enum rc_kind kind, struct rc_obj *o);
+/* Could d be a device of ibv_get_device_list?  (read, never trusted) */
+bool rc_v_plausible_device(const void *d);
 
 /*
  * Validate a verbs handle a user call passes.  A handle no create call

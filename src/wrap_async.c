@@ -179,8 +179,23 @@ void ibv_ack_async_event(struct ibv_async_event *event)
 	if (!RC_REAL(ibv_ack_async_event))
 		return;
 	if (!rc_v_begin(&c, RC_FN_ibv_ack_async_event,
-			(uintptr_t)__builtin_return_address(0)) ||
-	    !rc_peek(&ev, event, sizeof(ev))) {
+			(uintptr_t)__builtin_return_address(0))) {
+		RC_FWDV(&c, RC_REAL(ibv_ack_async_event)(event));
+		return;
+	}
+	if (!rc_peek(&ev, event, sizeof(ev))) {
+		/* The library reads its type and element: it would crash. */
+		if (!c.internal) {
+			rc_finding_init(&f, RC_R_ASYNC_EVENT_ACK_UNKNOWN, &c,
+					"ibv_ack_async_event(%p): not an "
+					"event: %s%s", (void *)event,
+					event ? "the memory is not mapped" :
+					"NULL", rc_opt.protect ?
+					"; not forwarded" : "");
+			rc_report(&f);
+			if (rc_opt.protect)
+				return;
+		}
 		RC_FWDV(&c, RC_REAL(ibv_ack_async_event)(event));
 		return;
 	}

@@ -41,6 +41,34 @@ bool rc_peek(void *dst, const void *src, size_t len)
 	return false;
 }
 
+/*
+ * A struct the library reads as soon as it is called (an attribute
+ * struct, an address): NULL where the call needs one, or memory that is
+ * not mapped, is reported (unreadable-argument) and, with protect=1,
+ * refused, where the library would crash.  The bytes are not judged:
+ * only the library knows which of them it reads.  True: forward.
+ */
+bool rc_arg_readable(struct rc_call *c, const char *arg, const void *p,
+		     size_t len, bool may_be_null)
+{
+	unsigned char tmp[512];
+	struct rc_finding f;
+
+	if (c->internal || (!p && may_be_null))
+		return true;
+	if (p && rc_peek(tmp, p, len < sizeof(tmp) ? len : sizeof(tmp)))
+		return true;
+	rc_finding_init(&f, RC_R_UNREADABLE_ARGUMENT, c,
+			"%s(): its %s %p is %s%s", rc_fn_info[c->fn].name,
+			arg, p, p ? "not mapped" : "NULL",
+			rc_opt.protect ? "; the call was not forwarded" : "");
+	rc_report(&f);
+	if (!rc_opt.protect)
+		return true;
+	errno = EINVAL;
+	return false;
+}
+
 static pid_t cached_pid;
 
 pid_t rc_pid(void)
@@ -307,9 +335,20 @@ static bool check_id(struct rc_call *c, enum rc_fn fn, const void *id,
 	const struct rdma_conn_param *param = arg;
 	const void *pdata;
 	struct rc_obj o;
+	bool has_pdata = false;
 
 	struct rc_enter e;
 
+	/* The read of its private data tells whether conn_param is mapped.
+	 * rdma_reject's private data may be anything when its length is 0,
+	 * which this wrapper does not see. */
+	if (arg && fn != RC_FN_rdma_reject) {
+		has_pdata = rc_peek(&pdata, &param->private_data,
+				    sizeof(pdata));
+		if (!has_pdata && !rc_arg_readable(c, "conn_param", arg,
+						   sizeof(*param), true))
+			return false;
+	}
 	if (!rc_require_enter(c, id, RC_USE, &o, &e))
 		return false;
 	c->id_flags = o.flags;
@@ -323,7 +362,7 @@ static bool check_id(struct rc_call *c, enum rc_fn fn, const void *id,
 		rc_check_use_after_ack(c, arg, "private data");
 	} else if (arg) {
 		rc_check_use_after_ack(c, param, "conn_param");
-		if (rc_peek(&pdata, &param->private_data, sizeof(pdata)))
+		if (has_pdata)
 			rc_check_use_after_ack(c, pdata,
 					       "conn_param->private_data");
 	}

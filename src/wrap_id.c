@@ -407,6 +407,8 @@ int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 	    rc_reg_get((uintptr_t)res, &ai) && ai.kind == RC_K_ADDRINFO &&
 	    ai.destroyed && !rc_require(&c, RC_K_ADDRINFO, res, RC_USE, &ai))
 		return -1;
+	if (!c.skip && !rc_arg_readable(&c, "res", res, sizeof(*res), true))
+		return -1;
 	ret = RC_FWD(&c, RC_REAL(rdma_create_ep)(id, res, pd, qp_init_attr));
 	if (ret == 0 && !c.skip && id && *id) {
 		rc_track_id(&c, *id, RC_F_SYNC | RC_F_EP |

@@ -145,7 +145,8 @@ int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
 	rc_call_begin(&c, RC_FN_rdma_join_multicast,
 		      (uintptr_t)__builtin_return_address(0));
 	if (!c.skip && !c.internal) {
-		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
+		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o) ||
+		    !rc_arg_readable(&c, "addr", addr, sizeof(*addr), true))
 			return -1;
 		if (o.handle)
 			track_join(&c, &o, addr, context, &mc);
@@ -175,10 +176,20 @@ int rdma_join_multicast_ex(struct rdma_cm_id *id,
 	if (!c.skip && !c.internal) {
 		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
 			return -1;
-		/* Only what comp_mask declares valid is read. */
-		if (o.handle && rc_peek(&attr, mc_join_attr, sizeof(attr)) &&
-		    (attr.comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS))
+		if (!rc_peek(&attr, mc_join_attr, sizeof(attr))) {
+			if (!rc_arg_readable(&c, "mc_join_attr", mc_join_attr,
+					     sizeof(attr), false))
+				return -1;
+		} else if ((attr.comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS) &&
+			   !rc_arg_readable(&c, "mc_join_attr->addr",
+					    attr.addr, sizeof(*attr.addr),
+					    true)) {
+			return -1;
+		} else if (o.handle &&
+			   (attr.comp_mask & RDMA_CM_JOIN_MC_ATTR_ADDRESS)) {
+			/* Only what comp_mask declares valid is read. */
 			track_join(&c, &o, attr.addr, context, &mc);
+		}
 	}
 	ret = RC_FWD(&c, RC_REAL(rdma_join_multicast_ex)(id, mc_join_attr,
 							 context));
@@ -219,7 +230,8 @@ int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 	rc_call_begin(&c, RC_FN_rdma_leave_multicast,
 		      (uintptr_t)__builtin_return_address(0));
 	if (!c.skip && !c.internal) {
-		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
+		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o) ||
+		    !rc_arg_readable(&c, "addr", addr, sizeof(*addr), true))
 			return -1;
 		if (o.handle && !check_leave(&c, &o, addr, &mc))
 			return -1;

@@ -156,7 +156,9 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 	rc_call_begin(&c, RC_FN_rdma_create_qp,
 		      (uintptr_t)__builtin_return_address(0));
 	if (!c.skip && !c.internal) {
-		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
+		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o) ||
+		    !rc_arg_readable(&c, "qp_init_attr", qp_init_attr,
+				     sizeof(*qp_init_attr), false))
 			return -1;
 		if (o.handle && !check_create(&c, id, &o, pd != NULL))
 			return -1;
@@ -181,7 +183,9 @@ int rdma_create_qp_ex(struct rdma_cm_id *id,
 	rc_call_begin(&c, RC_FN_rdma_create_qp_ex,
 		      (uintptr_t)__builtin_return_address(0));
 	if (!c.skip && !c.internal) {
-		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
+		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o) ||
+		    !rc_arg_readable(&c, "qp_init_attr", qp_init_attr,
+				     sizeof(*qp_init_attr), false))
 			return -1;
 		if (o.handle && !check_create(&c, id, &o, has_pd(qp_init_attr)))
 			return -1;
@@ -282,7 +286,8 @@ static bool check_qp_attr(struct rc_call *c, struct ibv_pd *pd,
 	if (!rc_v_require(c, RC_K_PD, pd, RC_USE, &o))
 		return false;
 	if (!rc_peek(&a, attr, sizeof(a)))
-		return true;	/* the library answers for that */
+		return rc_arg_readable(c, "qp_init_attr", attr, sizeof(a),
+				       false);
 	return (!a.send_cq ||
 		rc_v_require(c, RC_K_CQ, a.send_cq, RC_USE, &o)) &&
 	       (!a.recv_cq || a.recv_cq == a.send_cq ||
@@ -369,7 +374,9 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 	if (!rc_v_begin(&c, RC_FN_ibv_create_srq,
 			(uintptr_t)__builtin_return_address(0)))
 		return RC_FWD(&c, RC_REAL(ibv_create_srq)(pd, srq_init_attr));
-	if (!c.internal && !rc_v_require(&c, RC_K_PD, pd, RC_USE, &o)) {
+	if (!c.internal && (!rc_v_require(&c, RC_K_PD, pd, RC_USE, &o) ||
+			    !rc_arg_readable(&c, "srq_init_attr", srq_init_attr,
+					     sizeof(*srq_init_attr), false))) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -429,7 +436,8 @@ int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 	rc_call_begin(&c, RC_FN_rdma_create_srq,
 		      (uintptr_t)__builtin_return_address(0));
 	if (!c.skip && !c.internal &&
-	    !rc_require(&c, RC_K_ID, id, RC_USE, &o))
+	    (!rc_require(&c, RC_K_ID, id, RC_USE, &o) ||
+	     !rc_arg_readable(&c, "attr", attr, sizeof(*attr), false)))
 		return -1;
 	ret = RC_FWD(&c, RC_REAL(rdma_create_srq)(id, pd, attr));
 	if (ret == 0 && !c.skip)
@@ -451,7 +459,8 @@ int rdma_create_srq_ex(struct rdma_cm_id *id,
 	rc_call_begin(&c, RC_FN_rdma_create_srq_ex,
 		      (uintptr_t)__builtin_return_address(0));
 	if (!c.skip && !c.internal &&
-	    !rc_require(&c, RC_K_ID, id, RC_USE, &o))
+	    (!rc_require(&c, RC_K_ID, id, RC_USE, &o) ||
+	     !rc_arg_readable(&c, "attr", attr, sizeof(*attr), false)))
 		return -1;
 	ret = RC_FWD(&c, RC_REAL(rdma_create_srq_ex)(id, attr));
 	if (ret == 0 && !c.skip)

@@ -99,6 +99,73 @@ static bool all_visible(enum rc_kind kind)
 	       kind == RC_K_AH;
 }
 
+/*
+ * An unknown handle of a kind that may be made where we do not look can
+ * still be told from garbage: every verbs object holds the context it was
+ * made on (first; a flow's second), that context is open, and a context's
+ * first field is a device of ibv_get_device_list.  NULL, freed or
+ * unmapped memory and stray bytes fail this, where the library would
+ * crash on them; a provider's object passes.  Read with rc_peek only: the
+ * pointers may be anything.
+ */
+_Static_assert(offsetof(struct ibv_pd, context) == 0 &&
+	       offsetof(struct ibv_mr, context) == 0 &&
+	       offsetof(struct ibv_cq, context) == 0 &&
+	       offsetof(struct ibv_srq, context) == 0 &&
+	       offsetof(struct ibv_qp, context) == 0 &&
+	       offsetof(struct ibv_ah, context) == 0 &&
+	       offsetof(struct ibv_comp_channel, context) == 0 &&
+	       offsetof(struct ibv_dm, context) == 0 &&
+	       offsetof(struct ibv_xrcd, context) == 0 &&
+	       offsetof(struct ibv_wq, context) == 0 &&
+	       offsetof(struct ibv_mw, context) == 0 &&
+	       offsetof(struct ibv_rwq_ind_table, context) == 0 &&
+	       offsetof(struct ibv_counters, context) == 0 &&
+	       offsetof(struct ibv_td, context) == 0,
+	       "a verbs object starts with its context");
+
+bool rc_v_plausible_device(const void *d)
+{
+	struct ibv_device dev;
+
+	if (!rc_peek(&dev, d, offsetof(struct ibv_device, dev_path)))
+		return false;
+	return (dev.node_type == IBV_NODE_UNKNOWN ||
+		(dev.node_type >= IBV_NODE_CA &&
+		 dev.node_type <= IBV_NODE_UNSPECIFIED)) &&
+	       dev.transport_type >= IBV_TRANSPORT_UNKNOWN &&
+	       dev.transport_type <= IBV_TRANSPORT_UNSPECIFIED &&
+	       dev.name[0] && memchr(dev.name, 0, sizeof(dev.name));
+}
+
+static bool plausible_context(const void *ctx, bool known_ok)
+{
+	struct ibv_context hdr;
+	struct rc_obj o;
+
+	if (known_ok && rc_v_live(ctx, RC_K_CONTEXT, &o))
+		return true;
+	return rc_peek(&hdr, ctx, offsetof(struct ibv_context, mutex)) &&
+	       hdr.cmd_fd >= 0 && rc_v_plausible_device(hdr.device);
+}
+
+static const char *implausible(enum rc_kind kind, const void *h)
+{
+	size_t at = kind == RC_K_FLOW ? offsetof(struct ibv_flow, context) :
+					0;
+	const void *ctx;
+
+	if (!h)
+		return "NULL";
+	if (kind == RC_K_CONTEXT)
+		return plausible_context(h, false) ? NULL :
+		       "its device field holds no device";
+	if (!rc_peek(&ctx, (const char *)h + at, sizeof(ctx)))
+		return "not mapped";
+	return plausible_context(ctx, true) ? NULL :
+	       "its context field holds no open device context";
+}
+
 static const char *const use_verb[] = {
 	[RC_USE] = "use", [RC_DESTROY] = "destroy",
 };
@@ -109,6 +176,7 @@ bool rc_v_require(struct rc_call *c, enum rc_kind kind, const void *h,
 	const char *name = rc_fn_info[c->fn].name;
 	struct rc_finding f;
 	bool known, live_other = false;
+	const char *why;
 
 	known = rc_reg_get((uintptr_t)h, o);
 	if (known && o->kind == kind && !o->destroyed) {
@@ -147,6 +215,10 @@ bool rc_v_require(struct rc_call *c, enum rc_kind kind, const void *h,
 		rc_finding_init(&f, RC_R_UNKNOWN_HANDLE, c,
 				"%s(%p): %s that no create call returned",
 				name, h, rc_kind_text(kind));
+	} else if ((why = implausible(kind, h))) {
+		rc_finding_init(&f, RC_R_UNKNOWN_HANDLE, c,
+				"%s(%p): not a %s: %s", name, h,
+				rc_kind_text(kind), why);
 	} else {
 		goto unknown;
 	}
@@ -453,6 +525,20 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	if (!rc_v_begin(&c, RC_FN_ibv_open_device,
 			(uintptr_t)__builtin_return_address(0)))
 		return RC_FWD(&c, RC_REAL(ibv_open_device)(device));
+	if (!c.internal && !rc_v_plausible_device(device)) {
+		struct rc_finding f;
+
+		rc_finding_init(&f, RC_R_UNKNOWN_HANDLE, &c,
+				"ibv_open_device(%p): not a device of "
+				"ibv_get_device_list%s", (void *)device,
+				rc_opt.protect ? "; the open was not forwarded" :
+				"");
+		rc_report(&f);
+		if (rc_opt.protect) {
+			errno = EINVAL;
+			return NULL;
+		}
+	}
 	ctx = RC_FWD(&c, RC_REAL(ibv_open_device)(device));
 	if (ctx)
 		track_context(&c, ctx, 0);
@@ -872,7 +958,8 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	if (!rc_v_begin(&c, RC_FN_ibv_create_ah,
 			(uintptr_t)__builtin_return_address(0)))
 		return RC_FWD(&c, RC_REAL(ibv_create_ah)(pd, attr));
-	if (!check_on_pd(&c, pd)) {
+	if (!check_on_pd(&c, pd) ||
+	    !rc_arg_readable(&c, "attr", attr, sizeof(*attr), false)) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -952,6 +952,63 @@ static NOINLINE void unknown_handle(void)
 	close_ctx(ctx);
 }
 
+/*
+ * An error path's cleanup of a table of QPs, one of which was never
+ * created: ibv_destroy_qp(NULL) crashes libibverbs; refused (EINVAL).
+ * Clean: the cleanup skips the empty slot.
+ */
+static NOINLINE void unknown_handle_null(void)
+{
+	struct ibv_context *ctx = open_ctx();
+	struct ibv_pd *pd = alloc_pd(ctx);
+	struct ibv_cq *cq = make_cq(ctx, NULL);
+	struct ibv_qp *qps[3] = { NULL };
+	unsigned i;
+
+	qps[0] = err_qp(pd, cq, NULL);
+	qps[2] = err_qp(pd, cq, NULL);	/* qps[1]: "failed" */
+	for (i = 0; i < 3; i++) {
+		if (!bad && !qps[i])
+			continue;
+		if (ibv_destroy_qp(qps[i]) != (qps[i] ? 0 : EINVAL))
+			exit(98);
+	}
+	if (ibv_destroy_cq(cq) || ibv_dealloc_pd(pd))
+		scn_die("ibv_destroy_cq/ibv_dealloc_pd");
+	close_ctx(ctx);
+}
+
+/*
+ * The attributes of ibv_create_qp from a lookup that found none: NULL,
+ * which libibverbs dereferences; refused (NULL, EINVAL).  Clean: the
+ * attributes in heap memory (read by the shim through the kernel).
+ */
+static NOINLINE void unreadable_argument(void)
+{
+	struct ibv_context *ctx = open_ctx();
+	struct ibv_pd *pd = alloc_pd(ctx);
+	struct ibv_cq *cq = make_cq(ctx, NULL);
+	struct ibv_qp_init_attr *qa = NULL;
+	struct ibv_qp *qp;
+
+	if (!bad) {
+		qa = calloc(1, sizeof(*qa));
+		if (!qa)
+			scn_die("calloc");
+		qa->send_cq = qa->recv_cq = cq;
+		qa->qp_type = IBV_QPT_RC;
+		qa->cap.max_send_wr = qa->cap.max_recv_wr = 1;
+		qa->cap.max_send_sge = qa->cap.max_recv_sge = 1;
+	}
+	qp = ibv_create_qp(pd, qa);
+	if (bad ? qp || errno != EINVAL : !qp || ibv_destroy_qp(qp))
+		exit(98);
+	free(qa);
+	if (ibv_destroy_cq(cq) || ibv_dealloc_pd(pd))
+		scn_die("ibv_destroy_cq/ibv_dealloc_pd");
+	close_ctx(ctx);
+}
+
 /* ---- threads (tests/tsan/tsan.sh) ------------------------------------ */
 
 /*
@@ -1046,6 +1103,8 @@ static const struct {
 	{ "double-destroy", double_destroy },
 	{ "double-destroy-lib-cq", double_destroy_lib_cq },
 	{ "unknown-handle", unknown_handle },
+	{ "unknown-handle-null", unknown_handle_null },
+	{ "unreadable-argument", unreadable_argument },
 	{ "cq-events-threads", cq_events_threads },
 };
 
