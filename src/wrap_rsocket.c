@@ -31,6 +31,7 @@
 #include "rc_newer.h"
 
 #include "options.h"
+#include "stack.h"
 #include "wrap.h"
 
 #define RC_RS_MAX	(1 << 16)
@@ -384,6 +385,57 @@ int rfcntl(int socket, int cmd, ...)
 }
 
 /*
+ * rpoll's array and rselect's sets are read here before librdmacm sees
+ * them: memory that is not there must be refused (unreadable-argument),
+ * not crash the shim.  On the caller's stack it is there; anything else
+ * is read with rc_peek once, and the last array a thread polled is not
+ * checked again (a polling loop passes the same one every time).
+ */
+static RC_TLS const void *rs_polled;
+static RC_TLS size_t rs_polled_len;
+
+static __attribute__((noinline, cold)) bool
+rs_array_check(enum rc_fn fn, const char *arg, const void *p, size_t len,
+	       uintptr_t ra)
+{
+	unsigned char tmp[512];
+	int err = errno;
+	size_t at;
+	RC_CALL(c);
+
+	for (at = 0; p && at < len; at += sizeof(tmp))
+		if (!rc_peek(tmp, (const char *)p + at, len - at < sizeof(tmp) ?
+			     len - at : sizeof(tmp)))
+			break;
+	if (p && at >= len) {
+		rs_polled = p;
+		rs_polled_len = len;
+		errno = err;
+		return true;
+	}
+	rc_call_begin(&c, fn, ra);
+	if (c.skip || c.internal ||
+	    rc_arg_readable(&c, arg, p, len, false)) {
+		errno = err;
+		return true;
+	}
+	return false;		/* errno is EINVAL */
+}
+
+static inline bool rs_array_ok(enum rc_fn fn, const char *arg, const void *p,
+			       size_t len, uintptr_t ra)
+{
+	if (RC_LIKELY((p == rs_polled && len <= rs_polled_len) || !len))
+		return true;
+	if ((uintptr_t)p >= 4096 && rc_stack_holds(p, len)) {
+		rs_polled = p;
+		rs_polled_len = len;
+		return true;
+	}
+	return rs_array_check(fn, arg, p, len, ra);
+}
+
+/*
  * rpoll and rselect take rsockets and plain fds alike.  An entry that is
  * neither (a closed rsocket's number that nothing reuses, an fd never
  * opened) is reported, but the call is forwarded: librdmacm polls such a
@@ -415,6 +467,8 @@ rs_rpoll_slow(uintptr_t ra, struct pollfd *fds, nfds_t nfds, int timeout)
 		errno = ENOSYS;
 		return -1;
 	}
+	if (!rs_array_ok(RC_FN_rpoll, "fds", fds, nfds * sizeof(*fds), ra))
+		return -1;
 	rs_poll_slow(RC_FN_rpoll, &fds[0].fd, sizeof(*fds), (unsigned)nfds,
 		     ra);
 	return fn(fds, nfds, timeout);
@@ -429,6 +483,9 @@ int rpoll(struct pollfd *fds, nfds_t nfds, int timeout)
 
 	if (RC_UNLIKELY(!fn || rc_verbosity))
 		goto slow;
+	if (!rs_array_ok(RC_FN_rpoll, "fds", fds, nfds * sizeof(*fds),
+			 (uintptr_t)__builtin_return_address(0)))
+		return -1;
 	for (i = 0; i < nfds; i++) {
 		int st = rs_state(fds[i].fd);
 
@@ -444,6 +501,7 @@ slow:
 int rselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
 	    struct timeval *timeout)
 {
+	uintptr_t ra = (uintptr_t)__builtin_return_address(0);
 	int set[FD_SETSIZE];
 	unsigned n = 0;
 	int fd;
@@ -452,6 +510,14 @@ int rselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
 		errno = ENOSYS;
 		return -1;
 	}
+	/* librdmacm reads the sets in FD_SETSIZE words (rs_select_to_poll) */
+	if (!rs_array_ok(RC_FN_rselect, "readfds", readfds,
+			 readfds ? sizeof(*readfds) : 0, ra) ||
+	    !rs_array_ok(RC_FN_rselect, "writefds", writefds,
+			 writefds ? sizeof(*writefds) : 0, ra) ||
+	    !rs_array_ok(RC_FN_rselect, "exceptfds", exceptfds,
+			 exceptfds ? sizeof(*exceptfds) : 0, ra))
+		return -1;
 	for (fd = 0; fd < nfds && fd < FD_SETSIZE; fd++) {
 		int st;
 
@@ -464,7 +530,6 @@ int rselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
 			set[n++] = fd;
 	}
 	if (RC_UNLIKELY(n || rc_verbosity))
-		rs_poll_slow(RC_FN_rselect, set, sizeof(set[0]), n,
-			     (uintptr_t)__builtin_return_address(0));
+		rs_poll_slow(RC_FN_rselect, set, sizeof(set[0]), n, ra);
 	return RC_REAL(rselect)(nfds, readfds, writefds, exceptfds, timeout);
 }
