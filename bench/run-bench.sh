@@ -153,6 +153,39 @@ cmtime_ir()
 	# no profile when the run failed (counted above): the row reads 0
 	_ir=$(sed -n 's/^summary: *//p' "$work/cm.cg" 2>/dev/null) || _ir=
 	echo "cmir$2 $1 ir ${_ir:-0}" >>"$raw"
+	if [ "$1" = shim ] && [ -n "$_ir" ]; then
+		cm_parts "$2" "$work/cm.cg"
+	fi
+}
+
+# cm_parts N PROFILE: the shim's own instructions in cmtime -c N, by part
+# (functions of librdmacheck.so, self cost), into $raw as
+# "cmpartN PART ir COUNT": registry (lookups, inserts, counts), stack
+# (captures), begin (rc_call_begin and the caller's module), events (the
+# cm event ledger) and other.
+cm_parts()
+{
+	command -v callgrind_annotate >/dev/null 2>&1 || return 0
+	callgrind_annotate --threshold=100 "$2" 2>/dev/null | awk -v n="$1" '
+	/librdmacheck/ && !/=>/ && $1 ~ /^[0-9,]+$/ {
+		ir = $1; gsub(",", "", ir)
+		f = $0; sub(/ \[.*/, "", f); sub(/.*\//, "", f)
+		split(f, a, ":"); file = a[1]; fn = a[2]
+		if (file == "registry.c" || file == "lock.c")
+			part = "registry"
+		else if (file == "stack.c" || file == "unwind_cfi.c")
+			part = "stack"
+		else if (fn ~ /^rc_call_(begin|end)$|^rc_caller_/ ||
+			 file == "interpose.c")
+			part = "begin"
+		else if (file == "wrap_event.c" || file == "ledger.c")
+			part = "events"
+		else
+			part = "other"
+		t[part] += ir
+	}
+	END { for (p in t) printf "cmpart%s %s ir %d\n", n, p, t[p] }' \
+		>>"$raw"
 }
 
 fast=-
@@ -390,10 +423,23 @@ END {
 	printf "stacks: %s frames per capture (stack_depth=16).\n", frames
 	cp = (b["cmir201 plain ir"] - b["cmir1 plain ir"]) / 200
 	cs = (b["cmir201 shim ir"] - b["cmir1 shim ir"]) / 200
-	if (cp > 0 && cs > 0)
+	if (cp > 0 && cs > 0) {
 		printf "cmtime client: %.1f k Ir per connection plain, %.1f k" \
 		    " under the shim (+%.1f k; x1.05 allows +%.1f k).\n",
 		    cp / 1e3, cs / 1e3, (cs - cp) / 1e3, cp * 0.05 / 1e3
+		printf "cmtime client, shim-added Ir per connection: %.1f k" \
+		    " (target <= 12.5 k, %s); in librdmacheck:",
+		    (cs - cp) / 1e3, (cs - cp) <= 12500 ? "met" : "NOT met"
+		np = split("registry stack begin events other", parts, " ")
+		for (k = 1; k <= np; k++) {
+			v = (b["cmpart201 " parts[k] " ir"] - \
+			     b["cmpart1 " parts[k] " ir"]) / 200
+			cmown += v
+			printf " %s %.1f k", parts[k], v / 1e3
+		}
+		printf "; the rest (libc, the heap) %.1f k.\n",
+		    (cs - cp - cmown) / 1e3
+	}
 }' "$raw" "$cost" "$costfast"
 echo "details: $details"
 if [ "$failed" != 0 ]; then
