@@ -305,9 +305,10 @@ void rc_track_id_counted(struct rc_call *c, struct rdma_cm_id *id,
 /* An id no longer uses this channel; a private one goes with its id. */
 void rc_id_left_channel(struct rc_call *c, struct rc_ref channel);
 
-/* wrap_qp.c: the QP or SRQ librdmacm made for id joins the registry. */
+/* wrap_qp.c: the QP or SRQ librdmacm made for id joins the registry;
+ * idrec: id's live record as the call found it (NULL: look it up). */
 void rc_track_owned(struct rc_call *c, struct rdma_cm_id *id,
-		    enum rc_kind kind, void *h);
+		    const struct rc_obj *idrec, enum rc_kind kind, void *h);
 void rc_qp_set_owner(const struct rc_obj *id);
 /* Before id's QP goes with rdma_destroy_qp or rdma_destroy_ep: the
  * events it (and the CQs librdmacm made for it) still owes. */

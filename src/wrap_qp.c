@@ -104,7 +104,7 @@ void rc_qp_links(enum rc_kind kind, void *h, struct rc_v_links *l)
 }
 
 void rc_track_owned(struct rc_call *c, struct rdma_cm_id *id,
-		    enum rc_kind kind, void *h)
+		    const struct rc_obj *idrec, enum rc_kind kind, void *h)
 {
 	struct owner_arg a = { { 0, 0 }, false };
 	struct rc_v_links l;
@@ -112,24 +112,25 @@ void rc_track_owned(struct rc_call *c, struct rdma_cm_id *id,
 
 	if (!h)
 		return;
-	if (rc_reg_get((uintptr_t)id, &o) && o.kind == RC_K_ID &&
-	    !o.destroyed) {
+	if (idrec && idrec->handle == (uintptr_t)id) {
+		a.id = rc_ref_of(idrec);
+		a.lib = idrec->flags & RC_F_LIB;
+	} else if (rc_reg_get((uintptr_t)id, &o) && o.kind == RC_K_ID &&
+		   !o.destroyed) {
 		a.id = rc_ref_of(&o);
 		a.lib = o.flags & RC_F_LIB;
 	}
-	/* Known (made by a verbs call we saw, or taken away with
-	 * ibv_destroy_qp: id->qp still points at it): now the id's. */
-	if (rc_reg_get((uintptr_t)h, &q) && q.kind == kind &&
-	    (!q.destroyed || (q.flags & RC_F_VERBS_GONE))) {
-		if (!q.destroyed)
-			rc_reg_update(q.handle, q.gen, owner_fn, &a);
+	/* Made by a verbs call we saw: now the id's (one lookup). */
+	if (rc_update_live(h, kind, owner_fn, &a))
 		return;
-	}
+	/* Taken away with ibv_destroy_qp: id->qp still points at it. */
+	if (rc_reg_get((uintptr_t)h, &q) && q.kind == kind && q.destroyed &&
+	    (q.flags & RC_F_VERBS_GONE))
+		return;
 	/* Made where we could not see (an inline call of librdmacm's). */
 	rc_qp_links(kind, h, &l);
 	rc_v_lib_object(c, kind, h, &l);
-	if (rc_reg_get((uintptr_t)h, &q) && q.kind == kind && !q.destroyed)
-		rc_reg_update(q.handle, q.gen, owner_fn, &a);
+	rc_update_live(h, kind, owner_fn, &a);
 }
 
 /* rdma_create_ep makes the QP before we learn of the id: link them. */
@@ -165,7 +166,8 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 	}
 	ret = RC_FWD(&c, RC_REAL(rdma_create_qp)(id, pd, qp_init_attr));
 	if (ret == 0 && !c.skip)
-		rc_track_owned(&c, id, RC_K_QP, id->qp);
+		rc_track_owned(&c, id, c.internal ? NULL : &o, RC_K_QP,
+			       id->qp);
 	return ret;
 }
 
@@ -192,7 +194,8 @@ int rdma_create_qp_ex(struct rdma_cm_id *id,
 	}
 	ret = RC_FWD(&c, RC_REAL(rdma_create_qp_ex)(id, qp_init_attr));
 	if (ret == 0 && !c.skip)
-		rc_track_owned(&c, id, RC_K_QP, id->qp);
+		rc_track_owned(&c, id, c.internal ? NULL : &o, RC_K_QP,
+			       id->qp);
 	return ret;
 }
 
@@ -441,7 +444,8 @@ int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 		return -1;
 	ret = RC_FWD(&c, RC_REAL(rdma_create_srq)(id, pd, attr));
 	if (ret == 0 && !c.skip)
-		rc_track_owned(&c, id, RC_K_SRQ, id->srq);
+		rc_track_owned(&c, id, c.internal ? NULL : &o, RC_K_SRQ,
+			       id->srq);
 	return ret;
 }
 
@@ -464,7 +468,8 @@ int rdma_create_srq_ex(struct rdma_cm_id *id,
 		return -1;
 	ret = RC_FWD(&c, RC_REAL(rdma_create_srq_ex)(id, attr));
 	if (ret == 0 && !c.skip)
-		rc_track_owned(&c, id, RC_K_SRQ, id->srq);
+		rc_track_owned(&c, id, c.internal ? NULL : &o, RC_K_SRQ,
+			       id->srq);
 	return ret;
 }
 

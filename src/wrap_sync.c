@@ -156,9 +156,9 @@ void rc_settle_id(struct rc_call *c, struct rdma_cm_id *id)
 	if ((o.flags & RC_F_SYNC) || o.u.id.lib_event.h)
 		settle_event(c, &o, (o.flags & RC_F_SYNC) ? id->event : NULL);
 	if (id->qp)
-		rc_track_owned(c, id, RC_K_QP, id->qp);
+		rc_track_owned(c, id, &o, RC_K_QP, id->qp);
 	if (id->srq)
-		rc_track_owned(c, id, RC_K_SRQ, id->srq);
+		rc_track_owned(c, id, &o, RC_K_SRQ, id->srq);
 }
 
 void rc_lib_snapshot(const struct rc_obj *o, struct rc_lib_state *s)
