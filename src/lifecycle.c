@@ -29,8 +29,7 @@
 
 void rc_pid_atfork_child(void);
 
-enum { INIT_NONE, INIT_RUNNING, INIT_DONE };
-static int init_state;
+int rc_init_state;
 static pid_t init_tid;
 static volatile sig_atomic_t crashed;
 static void die_of(int sig);
@@ -197,7 +196,7 @@ static void install_fatal_handlers(void)
 #define ALT_STACK_SIZE (64 * 1024)
 static pthread_key_t alt_key;
 static pthread_once_t alt_once = PTHREAD_ONCE_INIT;
-static RC_TLS bool alt_done;
+RC_TLS bool rc_alt_done;
 
 static void alt_free(void *p)
 {
@@ -213,14 +212,12 @@ static void alt_key_make(void)
 		alt_key = (pthread_key_t)-1;
 }
 
-void rc_thread_alt_stack(void)
+void rc_thread_alt_stack_slow(void)
 {
 	stack_t ss, old;
 	void *p;
 
-	if (RC_LIKELY(alt_done))
-		return;
-	alt_done = true;
+	rc_alt_done = true;
 	if (sigaltstack(NULL, &old) || !(old.ss_flags & SS_DISABLE))
 		return;
 	pthread_once(&alt_once, alt_key_make);
@@ -811,27 +808,25 @@ static void init(void)
 	pthread_atfork(NULL, NULL, atfork_child);
 }
 
-void rc_ensure_init(void)
+void rc_ensure_init_slow(void)
 {
-	int expected = INIT_NONE;
+	int expected = RC_INIT_NONE;
 
-	if (RC_LIKELY(__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) ==
-		      INIT_DONE))
-		return;
-	if (__atomic_compare_exchange_n(&init_state, &expected, INIT_RUNNING,
-					false, __ATOMIC_ACQ_REL,
-					__ATOMIC_ACQUIRE)) {
+	if (__atomic_compare_exchange_n(&rc_init_state, &expected,
+					RC_INIT_RUNNING, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE)) {
 		init_tid = rc_gettid();
 		rc_busy++;
 		init();
 		rc_busy--;
-		__atomic_store_n(&init_state, INIT_DONE, __ATOMIC_RELEASE);
+		__atomic_store_n(&rc_init_state, RC_INIT_DONE, __ATOMIC_RELEASE);
 		return;
 	}
 	/* Re-entered from our own initialisation: go on untracked. */
 	if (init_tid == rc_gettid())
 		return;
-	while (__atomic_load_n(&init_state, __ATOMIC_ACQUIRE) != INIT_DONE)
+	while (__atomic_load_n(&rc_init_state, __ATOMIC_ACQUIRE) !=
+	       RC_INIT_DONE)
 		sched_yield();
 }
 

@@ -30,8 +30,14 @@ uint64_t rc_now_ms(void);
  */
 bool rc_peek(void *dst, const void *src, size_t len);
 
-/* The calling thread's kernel tid, cached per thread. */
-pid_t rc_gettid(void);
+/* The calling thread's kernel tid, cached per thread (inline: every
+ * wrapper asks). */
+extern RC_TLS pid_t rc_cached_tid;
+pid_t rc_gettid_slow(void);
+static inline pid_t rc_gettid(void)
+{
+	return RC_LIKELY(rc_cached_tid) ? rc_cached_tid : rc_gettid_slow();
+}
 /*
  * pthread_create() for our own threads: every signal blocked in the new
  * thread from its first instruction (the creator's mask is restored).

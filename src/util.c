@@ -43,18 +43,17 @@ uint64_t rc_now_ms(void)
 	return (uint64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
 }
 
-static RC_TLS pid_t cached_tid;
+RC_TLS pid_t rc_cached_tid;
 
-pid_t rc_gettid(void)
+pid_t rc_gettid_slow(void)
 {
-	if (RC_UNLIKELY(!cached_tid))
-		cached_tid = (pid_t)syscall(SYS_gettid);
-	return cached_tid;
+	rc_cached_tid = (pid_t)syscall(SYS_gettid);
+	return rc_cached_tid;
 }
 
 void rc_gettid_atfork_child(void)
 {
-	cached_tid = 0;
+	rc_cached_tid = 0;
 }
 
 /*

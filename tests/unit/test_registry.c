@@ -20,7 +20,10 @@
 #include "wrap.h"
 
 /* The shim's constructor is not linked in; captures are not needed. */
-void rc_ensure_init(void)
+int rc_init_state = RC_INIT_DONE;
+RC_TLS bool rc_alt_done = true;
+
+void rc_ensure_init_slow(void)
 {
 }
 
@@ -30,7 +33,7 @@ void rc_first_use(void)
 {
 }
 
-void rc_thread_alt_stack(void)
+void rc_thread_alt_stack_slow(void)
 {
 }
 
