@@ -221,7 +221,8 @@ static struct rdma_cm_event *first_ev[2];
 /*
  * From a thread of its own: its stack ends in libc's start_thread and
  * clone3, named from libc's symbol table (libc's start code gets no
- * file:line: src/symbolize.c), and the frame above them in the program.
+ * file:line: src/symbolize/symbolize.c), and the frame above them in
+ * the program.
  */
 static void *first_thread(void *arg)
 {

@@ -31,7 +31,7 @@ top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-$top_builddir/..}
 export top_srcdir top_builddir
 shim=${RDMACHECK_SHIM:-$top_builddir/src/.libs/librdmacheck.so}
-lo=${RDMACHECK_LOOPBACK_DIR:-$top_builddir/src/loopback/.libs}
+lo=${RDMACHECK_LOOPBACK_DIR:-$top_builddir/loopback/.libs}
 RDMACHECK_SHIM=$shim RDMACHECK_LOOPBACK_DIR=$lo
 export RDMACHECK_SHIM RDMACHECK_LOOPBACK_DIR
 opts=${BENCH_OPTIONS:-stack_depth=16:leak_check=0}
@@ -378,7 +378,7 @@ END {
 	    b["scale plain rss_kib@1000000"]) * 1024 / 1e6
 	# What stays after destroy, in MB, after 10^6 and 2x10^6 live:
 	# returned means it does not grow with the peak (what stays is the
-	# bounded quarantine of destroyed records, src/registry.c).
+	# bounded quarantine of destroyed records, src/core/registry.c).
 	left = (b["scale shim rss_kib_after_free"] - \
 	    b["scale plain rss_kib_after_free"]) / 1024
 	left2 = (b["scale2 shim rss_kib_after_free"] - \

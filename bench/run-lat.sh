@@ -19,7 +19,7 @@
 set -eu
 top_builddir=${top_builddir:-.}
 top_srcdir=${top_srcdir:-$top_builddir/..}
-lo=${RDMACHECK_LOOPBACK_DIR:-$top_builddir/src/loopback/.libs}
+lo=${RDMACHECK_LOOPBACK_DIR:-$top_builddir/loopback/.libs}
 runs=${BENCH_RUNS:-3}
 dma=${BENCH_LAT_DMA:-1}
 shim=${RDMACHECK_SHIM:-$top_builddir/src/.libs/librdmacheck.so}

@@ -2,7 +2,7 @@
 # gen-man.sh TEMPLATE OPTIONS_TAB RULES_TAB VERSION LIBDIR PKGLIBDIR
 # PKGLIBEXECDIR [PROSE]: print
 # the manual page TEMPLATE with its generated parts filled in from the
-# tables tools/deftab.sh extracts from src/options.def and src/rules.def.
+# tables tools/deftab.sh extracts from src/core/options.def and src/core/rules.def.
 # In TEMPLATE, a line holding only
 #   @LAUNCHER_OPTIONS@  becomes the launcher's long options (rdmacheck(1)),
 #   @OPTIONS@           the RDMACHECK_OPTIONS keys (rdmacheck(7)),

@@ -1,6 +1,6 @@
 #!/bin/sh
 # gen-rules.sh RULES.TAB PROSE SCENARIO-DIR: doc/rules.md, one section per
-# rule of src/rules.def (via tools/rules.tab), in its order: severity and
+# rule of src/core/rules.def (via tools/rules.tab), in its order: severity and
 # summary from the table, the prose that doc/rules.md.in has for the rule
 # ("@@ rule-id" blocks; a rule without one gets its summary only), and the
 # scenario of tests/scenarios/ that breaks it, with the command that runs

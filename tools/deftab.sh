@@ -1,7 +1,7 @@
 #!/bin/sh
 # deftab.sh CPP DEF: print the RC_OPT or RC_RULE entries of DEF
-# (src/options.def, src/rules.def) as tab-separated lines, one per entry,
-# in table order:
+# (src/core/options.def, src/core/rules.def) as tab-separated lines, one
+# per entry, in table order:
 #   options: opt  TYPE  name  default  min  max  help
 #   rules:   rule ENUM  id    SEVERITY summary
 # The compiler's preprocessor reads the table, so whatever C allows there

@@ -3,7 +3,7 @@
  * librdmacheck.so does not export itself the librdmacm.so.1 the dynamic
  * loader finds here has (run with the program's LD_LIBRARY_PATH): one
  * node a line.  The launcher preloads the shim's extension object of each
- * (src/gen-api.sh), so that the newer functions are checked where the
+ * (src/shim/gen-api.sh), so that the newer functions are checked where the
  * library has them and never advertised where it has not.
  */
 #include "config.h"

@@ -9,8 +9,8 @@
  *
  * Owns: the walk of a report's JSON (values parsed by jansson), the
  * report model, text/JSON output.
- * Reuses src/symbolize.c (offline symbolizer), src/suppress.c (matcher),
- * src/rules.c, src/options.c (rc_complain) and src/util.c (rc_warn).
+ * Reuses src/symbolize/symbolize.c (offline symbolizer), src/report/suppress.c (matcher),
+ * src/core/rules.c, src/core/options.c (rc_complain) and src/core/util.c (rc_warn).
  *
  * Memory: a report is read whole; jansson builds the tree of its top
  * level, findings left out, and of one finding at a time, which is
@@ -46,16 +46,16 @@
 
 #include <jansson.h>
 
-#include "buildid.h"
-#include "fingerprint.h"
-#include "rdmacheck.h"
-#include "report.h"
-#include "rules.h"
-#include "stack.h"
-#include "suppress.h"
-#include "symbolize.h"
+#include "symbolize/buildid.h"
+#include "report/fingerprint.h"
+#include "core/rdmacheck.h"
+#include "report/report.h"
+#include "core/rules.h"
+#include "unwind/stack.h"
+#include "report/suppress.h"
+#include "symbolize/symbolize.h"
 #ifdef RR_HAVE_DWFL
-#include "dwfl.h"
+#include "symbolize/dwfl.h"
 #endif
 
 #define RR_MAX_FILE (256u << 20)	/* bytes per report */

@@ -1,5 +1,5 @@
 /*
- * fuzz_options.c - fuzz harness of src/options.c: the input is an
+ * fuzz_options.c - fuzz harness of src/core/options.c: the input is an
  * RDMACHECK_OPTIONS string.  After rc_options_parse() every option must
  * hold a value its options.def line allows; a second parse of the same
  * string must find the same problems; rc_options_expand_path() of the
@@ -13,7 +13,7 @@
 #include <string.h>
 
 #include "fuzz.h"
-#include "options.h"
+#include "core/options.h"
 
 /* What each type of options.def line allows. */
 #define CHECK_BOOL(name, min, max) FUZZ_ASSERT(rc_opt.name == !!rc_opt.name);
@@ -42,7 +42,7 @@ static int one_of(const char *words, const char *v)
 static void check_values(void)
 {
 #define RC_OPT(type, name, def, min, max, help) CHECK_##type(name, min, max)
-#include "options.def"
+#include "core/options.def"
 #undef RC_OPT
 }
 

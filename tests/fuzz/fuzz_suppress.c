@@ -1,8 +1,8 @@
 /*
- * fuzz_suppress.c - fuzz harness of src/suppress.c: the input is a
+ * fuzz_suppress.c - fuzz harness of src/report/suppress.c: the input is a
  * suppression file, loaded with rc_suppress_load() as the shim and the
  * report tool load one, then matched for every rule against a fixed
- * stack (through rc_suppress_match() and its symbolizer too), and its
+ * stack (through rc_suppress_match_pcs() and its symbolizer too), and its
  * "Suppressions used:" list formatted into buffers of every size.
  */
 #ifdef HAVE_CONFIG_H
@@ -14,8 +14,8 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "stack.h"
-#include "suppress.h"
+#include "unwind/stack.h"
+#include "report/suppress.h"
 
 /* The stack of every finding, as the symbolizer stub names it. */
 static const struct rc_frame frames[] = {
@@ -31,12 +31,6 @@ static const struct rc_frame frames[] = {
 static const uintptr_t pcs[NFRAMES] = {
 	0x1000, 0x2000, 0x3000, 0x4000, 0x5000
 };
-
-unsigned rc_stack_frames(rc_stack_id id, const uintptr_t **out)
-{
-	*out = pcs;
-	return id ? NFRAMES : 0;
-}
 
 void rc_symbolize(uintptr_t pc, struct rc_frame *out)
 {
@@ -120,8 +114,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 	for (r = 0; r < RC_R_COUNT; r++) {
 		f.rule = r;
 		f.call = calls[r % 4];
-		f.stack = r & 1;
-		idx = rc_suppress_match(&f);
+		idx = rc_suppress_match_pcs(f.rule, f.call, pcs,
+					    r & 1 ? NFRAMES : 0);
 		FUZZ_ASSERT(idx >= -1 && idx < added);
 		nmatched += idx >= 0;
 	}

@@ -1,6 +1,6 @@
 /*
- * fuzz_symbolize.c - fuzz harness of src/symbolize.c's ELF readers: the
- * input is an ELF file, symbolized with rc_symbolize_file() as the report
+ * fuzz_symbolize.c - fuzz harness of src/symbolize/symbolize.c's ELF readers:
+ * the input is an ELF file, symbolized with rc_symbolize_file() as the report
  * tool does (section headers, .symtab/.dynsym, notes, .gnu_debuglink,
  * compressed sections, .debug_line of DWARF 2 to 5).  An input holding
  * FUZZ_DEBUG_SEP is two files: the part after it is written next to the
@@ -20,7 +20,7 @@
 #include <unistd.h>
 
 #include "fuzz.h"
-#include "symbolize.h"
+#include "symbolize/symbolize.h"
 
 #define FUZZ_DEBUG_SEP "\n--rdmacheck-fuzz-debug-file--\n"
 

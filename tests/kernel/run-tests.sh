@@ -30,7 +30,7 @@ set -u
 src=$(cd "${top_srcdir:?}" && pwd)
 build=$(cd "${top_builddir:?}" && pwd)
 shim=$build/src/.libs/librdmacheck.so
-lodir=$build/src/loopback/.libs
+lodir=$build/loopback/.libs
 JQ=${JQ:-jq}
 A=${RDMACHECK_TEST_ADDR:-127.0.0.1}
 netdev=${RDMACHECK_KERNEL_NETDEV:-dummy0}
@@ -547,7 +547,7 @@ run_scn()
 	fi
 	top_srcdir=$src top_builddir=$build RDMACHECK_SHIM=$shim \
 		RDMACHECK_LOOPBACK_DIR=$lodir JQ=$JQ SCN_KEEP=$t_dir/shim \
-		RDMACHECK_LOOPBACK_RDMACM14_DIR=$build/src/loopback/rdmacm14/.libs \
+		RDMACHECK_LOOPBACK_RDMACM14_DIR=$build/loopback/rdmacm14/.libs \
 		sh "$src/tests/scenarios/run-scenario.sh" "$t_dir/$1.scenario" \
 		>"$t_dir/shim/run-scenario.out" 2>&1 </dev/null
 	_v=$?

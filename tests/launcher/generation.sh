@@ -18,10 +18,10 @@ if ! echo 'int x;' | $cpp - >/dev/null 2>&1; then
 	exit 77
 fi
 
-cp "$top_srcdir/src/options.def" options.def
+cp "$top_srcdir/src/core/options.def" options.def
 printf '%s\n' 'RC_OPT(INT, zz_new_knob, 3, 1, (3 * 3),' \
 	'	"a knob" " added by a test")' >>options.def
-cp "$top_srcdir/src/rules.def" rules.def
+cp "$top_srcdir/src/core/rules.def" rules.def
 printf '%s\n' 'RC_RULE(ZZ_NEW_RULE, "zz-new-rule", NOTE,' \
 	'	"a rule added by a test")' >>rules.def
 

@@ -28,14 +28,14 @@ def_entries() {
 	}' "$1"
 }
 
-# def_options: "TYPE name default" of every option in src/options.def.
+# def_options: "TYPE name default" of every option in src/core/options.def.
 def_options() {
-	def_entries "$top_srcdir/src/options.def" RC_OPT |
+	def_entries "$top_srcdir/src/core/options.def" RC_OPT |
 	    awk -F ' *, *' '{ print $1, $2, $3 }'
 }
 
-# def_rule_ids: the id of every rule in src/rules.def.
+# def_rule_ids: the id of every rule in src/core/rules.def.
 def_rule_ids() {
-	def_entries "$top_srcdir/src/rules.def" RC_RULE |
+	def_entries "$top_srcdir/src/core/rules.def" RC_RULE |
 	    awk -F '"' '{ print $2 }'
 }

@@ -1,7 +1,7 @@
 #!/bin/sh
 # The manual pages format without a groff warning, and name every rule id
-# of src/rules.def (with its prose from doc/rules.md.in) and every option
-# of src/options.def.
+# of src/core/rules.def (with its prose from doc/rules.md.in) and every option
+# of src/core/options.def.
 # pass never fails, so "A && pass || fail" is an if-then-else.
 # shellcheck disable=SC2015
 set -eu

@@ -1,5 +1,5 @@
 #!/bin/sh
-# Every option of src/options.def is a long option of the launcher, listed
+# Every option of src/core/options.def is a long option of the launcher, listed
 # by --help, and becomes its RDMACHECK_OPTIONS entry; the launcher's
 # table (tools/options.tab) holds exactly the options of options.def.
 # pass never fails, so "A && pass || fail" is an if-then-else.

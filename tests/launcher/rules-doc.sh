@@ -1,5 +1,5 @@
 #!/bin/sh
-# tests/launcher/rules-doc.sh: doc/rules.md (built from src/rules.def and
+# tests/launcher/rules-doc.sh: doc/rules.md (built from src/core/rules.def and
 # doc/rules.md.in) has one section per rule, in the table's order, and
 # every Example command in it, run as written (build/ being the build
 # tree), reports its rule.

@@ -1,6 +1,6 @@
 #!/bin/sh
 # tests/loopback-asan/asan.sh: the loopback backend's own tests on the
-# AddressSanitizer builds of both libraries (src/loopback/asan): the C
+# AddressSanitizer builds of both libraries (loopback/asan): the C
 # tests cm_semantics, fork and rc_test (one process and two), then the
 # rdmacm-utils pairs of tests/programs plainly (not under the shim).
 # Every process of the backend gets the ASan runtime preloaded; reports go

@@ -4,7 +4,7 @@
 # version (the hidden IBVERBS_1.0 compat aliases are not needed), nothing
 # beyond it, has SONAME libibverbs.so.1 and is not linked -Bsymbolic.
 real=${RDMACHECK_REAL_IBVERBS:-/usr/lib/x86_64-linux-gnu/libibverbs.so.1}
-dir=${RDMACHECK_LOOPBACK_DIR:-${top_builddir:-.}/src/loopback/.libs}
+dir=${RDMACHECK_LOOPBACK_DIR:-${top_builddir:-.}/loopback/.libs}
 lo=$dir/libibverbs.so.1
 . "${top_srcdir:-.}/tests/lib/abi.sh"
 abi_need "$real" "$lo"

@@ -2,7 +2,7 @@
 # tests/loopback-verbs/ibv-devinfo.sh: ibv_devices and ibv_devinfo -v
 # (ibverbs-utils, linked against the real library) load the loopback
 # libibverbs.so.1 with no loader complaint and see device rdmalo0.
-dir=${RDMACHECK_LOOPBACK_DIR:-${top_builddir:-.}/src/loopback/.libs}
+dir=${RDMACHECK_LOOPBACK_DIR:-${top_builddir:-.}/loopback/.libs}
 for p in ibv_devices ibv_devinfo; do
 	if ! command -v $p >/dev/null 2>&1; then
 		echo "ibv-devinfo: SKIP: $p not installed"

@@ -8,14 +8,14 @@
 #   CALL PLAIN_IR SHIM_IR ADDED_IR PLAIN_LOCKS SHIM_LOCKS ADDED_LOCKS
 # per call (of the round that cost least: the steady state); locks are calls of
 # pthread_mutex_lock/trylock, pthread_rwlock_rdlock/wrlock,
-# pthread_spin_lock and the shim's own rc_lock (src/lock.c) made on the
+# pthread_spin_lock and the shim's own rc_lock (src/core/lock.c) made on the
 # calling thread.  Exit 77 without valgrind.  Used by
 # tests/perf/budget.sh and bench/run-bench.sh.
 set -eu
 top_builddir=${top_builddir:-.}
 prog=${COST_PROGRAM:-$top_builddir/tests/perf/cost}
 shim=${RDMACHECK_SHIM:-$top_builddir/src/.libs/librdmacheck.so}
-lo=${RDMACHECK_LOOPBACK_DIR:-$top_builddir/src/loopback/.libs}
+lo=${RDMACHECK_LOOPBACK_DIR:-$top_builddir/loopback/.libs}
 VALGRIND=${VALGRIND:-valgrind}
 
 if ! command -v "$VALGRIND" >/dev/null 2>&1; then

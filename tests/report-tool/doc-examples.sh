@@ -1,15 +1,14 @@
 #!/bin/sh
-# The examples of README.md and doc/*.md cannot drift: every ```console
-# block there is a session of "$ COMMAND" lines, each followed by the
-# output it must print (stdout and stderr, as on a terminal).  They run
-# here, one shell per block, in a directory holding build/demo-report.json
-# (the demo's report as ./quickstart.sh leaves it, made now by the demo
-# under the shim) and the build's tests/ and src/, with jq and the build's
-# rdmacheck and rdmacheck-report on PATH and a loopback namespace of
-# their own.  Each output must equal the text once addresses, pids,
-# thread ids and the checkout's path are normalised; "..." stands for any
-# lines.  A failed command (unless "echo $?" follows), a different
-# output, or no block at all fails.
+# The examples of README.md and doc/*.md cannot drift: every ```console block
+# there is a session of "$ COMMAND" lines, each followed by the output it must
+# print (stdout and stderr, as on a terminal).  They run here, one shell per
+# block, in a directory holding build/demo-report.json (the demo's report as
+# ./quickstart.sh leaves it, made now by the demo under the shim) and the
+# build's tests/, src/ and loopback/, with jq and the build's rdmacheck and
+# rdmacheck-report on PATH and a loopback namespace of their own.  Each output
+# must equal the text once addresses, pids, thread ids and the checkout's path
+# are normalised; "..." stands for any lines.  A failed command (unless "echo
+# $?" follows), a different output, or no block at all fails.
 set -eu
 : "${top_srcdir:?run this test from make check}"
 : "${top_builddir:?run this test from make check}"
@@ -34,7 +33,7 @@ set -e
 
 # the sessions run in a folder that looks like the build tree, as the
 # README's do: ./tests/scenarios/demo, build/demo-report.json
-for d in tests src; do
+for d in tests src loopback; do
 	ln -s "$(cd "$top_builddir" && pwd)/$d" "$t_dir/$d"
 done
 set +e	# the script's status is the verdict, read next

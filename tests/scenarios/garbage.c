@@ -224,7 +224,7 @@ static const struct {
 /* Every function the shim exports (its API table)... */
 static const char *const api[] = {
 #define RC_API(how, ret, name, ver, fail, params, args, effect) #name,
-#include "rdmacm_api.def"
+#include "shim/rdmacm_api.def"
 #undef RC_API
 };
 

@@ -1,15 +1,15 @@
 /*
  * fake_stack.h - a deterministic stand-in for the stack depot and the
  * symbolizer, linked into the report/suppression unit tests instead of
- * src/stack.c and src/symbolize.c.
+ * src/unwind/stack.c and src/symbolize/symbolize.c.
  */
 #ifndef RC_FAKE_STACK_H
 #define RC_FAKE_STACK_H
 
 #include <stdint.h>
 
-#include "stack.h"
-#include "symbolize.h"
+#include "unwind/stack.h"
+#include "symbolize/symbolize.h"
 
 /* Store a stack of n pcs; returns its id (1, 2, ...). */
 rc_stack_id fake_stack(unsigned n, const uintptr_t *pcs);

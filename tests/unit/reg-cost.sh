@@ -9,7 +9,7 @@
 #   sh ../tests/unit/reg-cost.sh
 set -eu
 b=${top_builddir:-.}
-lo=$b/src/loopback/.libs
+lo=$b/loopback/.libs
 shim=$b/src/.libs/librdmacheck.so
 export RDMACHECK_LOOPBACK_NS="regcost-$$"
 export RDMACHECK_OPTIONS="${RDMACHECK_OPTIONS:-stack_depth=16:leak_check=0}"

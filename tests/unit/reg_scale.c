@@ -11,7 +11,7 @@
 #include <string.h>
 #include <time.h>
 
-#include "registry.h"
+#include "core/registry.h"
 
 static char *base;
 static unsigned long n, reuse;

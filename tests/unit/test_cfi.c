@@ -1,12 +1,12 @@
 /*
- * test_cfi.c - unit tests of the CFI unwinder (src/unwind_cfi.c, its walk
- * in src/stack.c): the same frames as libunwind's unw_backtrace, through
- * frames of every kind it meets (cfi_chain.h), in a dlopen()ed library,
- * in a thread, after the library was unloaded and loaded elsewhere; and
- * a corrupt stack or a frame it cannot step makes it hand the capture to
+ * test_cfi.c - unit tests of the CFI unwinder (src/unwind/unwind_cfi.c, its
+ * walk in src/unwind/stack.c): the same frames as libunwind's unw_backtrace,
+ * through frames of every kind it meets (cfi_chain.h), in a dlopen()ed library,
+ * in a thread, after the library was unloaded and loaded elsewhere; and a
+ * corrupt stack or a frame it cannot step makes it hand the capture to
  * libunwind, without a crash; and the walk from a fatal signal's context
- * (rc_stack_capture_signal) gives the faulting pc and then the frames a
- * capture there gives.  x86_64 only (elsewhere: skipped).
+ * (rc_stack_capture_signal) gives the faulting pc and then the frames a capture
+ * there gives.  x86_64 only (elsewhere: skipped).
  *
  * Each chain ends in fake_call(), in the section "rc_test_shim" that
  * main() makes the self range (as test_stack.c does): it captures twice
@@ -32,9 +32,9 @@
 #include <sys/mman.h>
 #include <unistd.h>
 
-#include "rdmacheck.h"
-#include "stack.h"
-#include "unwind_cfi.h"
+#include "core/rdmacheck.h"
+#include "unwind/stack.h"
+#include "unwind/unwind_cfi.h"
 #include "cfi_chain.h"
 
 #ifndef RC_CFI
@@ -271,7 +271,8 @@ END_TEST
  * A round of run_rounds(): before it, hook(j) sets what round j does
  * (steps_sound, the library's range) and what check_path() expects of
  * it (the least frames, a fallback); after it, whether its capture from
- * the frame repeated a kept walk (src/stack.c, last_walk) and its frames.
+ * the frame repeated a kept walk (src/unwind/stack.c, last_walk) and its
+ * frames.
  */
 struct round {
 	unsigned min;

@@ -12,7 +12,7 @@
 #include <sys/utsname.h>
 #include <unistd.h>
 
-#include "options.h"
+#include "core/options.h"
 #include "report_test_util.h"
 
 static void setup(void)

@@ -1,9 +1,9 @@
 /*
- * test_registry.c - unit tests for the registry (src/registry.c) and the
- * event ledger's scans (src/ledger.c): records in and out, generations,
+ * test_registry.c - unit tests for the registry (src/core/registry.c) and the
+ * event ledger's scans (src/shim/ledger.c): records in and out, generations,
  * destroy and quarantine eviction, growth, backward-shift deletion,
  * concurrent use, and who-holds-what questions the rules ask; the
- * lock-free completion event counts per CQ (src/cqcount.c).
+ * lock-free completion event counts per CQ (src/shim/cqcount.c).
  */
 #include <check.h>
 #include <errno.h>
@@ -14,10 +14,10 @@
 
 #include <rdma/rdma_cma.h>
 
-#include "lock.h"
-#include "options.h"
-#include "registry.h"
-#include "wrap.h"
+#include "core/lock.h"
+#include "core/options.h"
+#include "core/registry.h"
+#include "shim/wrap.h"
 
 /* The shim's constructor is not linked in; captures are not needed. */
 int rc_init_state = RC_INIT_DONE;

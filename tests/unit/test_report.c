@@ -20,12 +20,12 @@
 #include <unistd.h>
 
 #include "fake_stack.h"
-#include "fingerprint.h"
-#include "options.h"
-#include "report.h"
-#include "report_int.h"
+#include "report/fingerprint.h"
+#include "core/options.h"
+#include "report/report.h"
+#include "report/report_int.h"
 #include "report_test_util.h"
-#include "suppress.h"
+#include "report/suppress.h"
 
 static char log_file[64], json_file[64];
 static rc_stack_id st_call, st_create, st_destroy, st_empty_sym;

@@ -1,8 +1,8 @@
 /*
  * test_stack.c - unit tests of stack capture, the stack depot and the
- * symbolizer (src/stack.c, src/symbolize.c), which are linked into this
- * program.  Build with -g -rdynamic; any -O level works (loops that must
- * keep one call site have volatile bounds, so they are not unrolled).
+ * symbolizer (src/unwind/stack.c, src/symbolize/symbolize.c), which are linked
+ * into this program.  Build with -g -rdynamic; any -O level works (loops that
+ * must keep one call site have volatile bounds, so they are not unrolled).
  *
  * stack.c drops the leading frames in its "self range" (in the shim:
  * librdmacheck.so's text).  Here that would be this whole program, so main()
@@ -33,9 +33,9 @@
 #include <time.h>
 #include <unistd.h>
 
-#include "rdmacheck.h"
-#include "stack.h"
-#include "symbolize.h"
+#include "core/rdmacheck.h"
+#include "unwind/stack.h"
+#include "symbolize/symbolize.h"
 
 #define NOINLINE __attribute__((noinline))
 /* Keeps calls from being tail calls, so every frame stays visible. */
@@ -1020,7 +1020,7 @@ NOINLINE static rc_stack_id fast_id(const uintptr_t *rec)
 
 /*
  * fast_unwind: a site's capture from one frame over an unchanged chain
- * of frame records repeats its last walk (src/stack.c, last_fp_walk)
+ * of frame records repeats its last walk (src/unwind/stack.c, last_fp_walk)
  * from the third time on (the second keeps it); any word the walk read
  * that changed, the return address that stopped it included, makes it
  * walk again, as does another depth.

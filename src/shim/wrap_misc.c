@@ -1,0 +1,117 @@
+/*
+ * wrap_misc.c - the lists librdmacm hands out (the addrinfo lists of
+ * rdma_getaddrinfo and rdma_query_addrinfo, rdma_get_devices' arrays).
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <rdma/rdma_cma.h>
+
+#include "shim/rc_newer.h"
+
+#include "core/options.h"
+#include "shim/wrap.h"
+
+int rdma_getaddrinfo(const char *node, const char *service,
+		     const struct rdma_addrinfo *hints,
+		     struct rdma_addrinfo **res)
+{
+	RC_CALL(c);
+	int ret;
+
+	if (!RC_REAL(rdma_getaddrinfo)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	rc_call_begin(&c, RC_FN_rdma_getaddrinfo,
+		      (uintptr_t)__builtin_return_address(0));
+	ret = RC_FWD(&c, RC_REAL(rdma_getaddrinfo)(node, service, hints, res));
+	if (ret == 0 && !c.skip && res && *res)
+		rc_track(&c, RC_K_ADDRINFO, *res, c.internal ? RC_F_LIB : 0,
+			 NULL);
+	return ret;
+}
+
+/* The list resolved by rdma_resolve_addrinfo is the caller's now. */
+int RC_NAME(rdma_query_addrinfo) RC_PARAMS(rdma_query_addrinfo,
+	(struct rdma_cm_id *id, struct rdma_addrinfo **info))
+{
+	RC_CALL(c);
+	int ret;
+
+	if (!RC_REAL(rdma_query_addrinfo)) {
+		errno = ENOSYS;
+		return -1;
+	}
+	if (!rc_check_id_call(RC_FN_rdma_query_addrinfo, id, NULL,
+			      RC_RA(rdma_query_addrinfo), &c))
+		return -1;
+	ret = RC_FWD(&c, RC_REAL(rdma_query_addrinfo)(id, info));
+	rc_inside_end(&c);
+	if (ret == 0 && !c.skip && info && *info)
+		rc_track(&c, RC_K_ADDRINFO, *info, c.internal ? RC_F_LIB : 0,
+			 NULL);
+	return ret;
+}
+
+void rdma_freeaddrinfo(struct rdma_addrinfo *res)
+{
+	RC_CALL(c);
+	struct rc_obj o;
+
+	if (!RC_REAL(rdma_freeaddrinfo))
+		return;
+	rc_call_begin(&c, RC_FN_rdma_freeaddrinfo,
+		      (uintptr_t)__builtin_return_address(0));
+	if (!c.skip && res) {	/* NULL is a documented no-op */
+		if (c.internal) {
+			if (rc_reg_get((uintptr_t)res, &o) &&
+			    o.kind == RC_K_ADDRINFO && !o.destroyed)
+				rc_untrack(&c, &o);
+		} else {
+			if (!rc_require(&c, RC_K_ADDRINFO, res, RC_DESTROY,
+					&o))
+				return;
+			if (o.handle)
+				rc_untrack(&c, &o);
+		}
+	}
+	RC_FWDV(&c, RC_REAL(rdma_freeaddrinfo)(res));
+}
+
+struct ibv_context **rdma_get_devices(int *num_devices)
+{
+	struct ibv_context **list;
+	RC_CALL(c);
+
+	if (!RC_REAL(rdma_get_devices)) {
+		if (num_devices)
+			*num_devices = 0;
+		errno = ENOSYS;
+		return NULL;
+	}
+	rc_call_begin(&c, RC_FN_rdma_get_devices,
+		      (uintptr_t)__builtin_return_address(0));
+	list = RC_FWD(&c, RC_REAL(rdma_get_devices)(num_devices));
+	if (list && !c.skip)
+		rc_track(&c, RC_K_DEVLIST, list, c.internal ? RC_F_LIB : 0,
+			 NULL);
+	return list;
+}
+
+void rdma_free_devices(struct ibv_context **list)
+{
+	RC_CALL(c);
+	struct rc_obj o;
+
+	if (!RC_REAL(rdma_free_devices))
+		return;
+	rc_call_begin(&c, RC_FN_rdma_free_devices,
+		      (uintptr_t)__builtin_return_address(0));
+	if (!c.skip && !c.internal) {
+		if (!rc_require(&c, RC_K_DEVLIST, list, RC_DESTROY, &o))
+			return;
+		if (o.handle)
+			rc_untrack(&c, &o);
+	}
+	RC_FWDV(&c, RC_REAL(rdma_free_devices)(list));
+}
