@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # quickstart.sh        set up, build, and run the demo under rdmacheck
 # quickstart.sh check  set up, build, and run the whole test suite
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * bench.h - what the benchmark programs (bench_shim.c, bench_scale.c)
  * share: a monotonic clock in ns, dying on a failed call, the median of

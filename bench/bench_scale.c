@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * bench_scale.c - what rdmacheck costs as a program grows, on the loopback
  * backend: one mode per run, its results as "KEY VALUE" lines on stdout,

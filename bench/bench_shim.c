@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * bench_shim.c - what rdmacheck adds to each intercepted call, measured on
  * the loopback backend: create/destroy id pairs, get/ack event pairs, and

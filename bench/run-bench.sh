@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # run-bench.sh: `make bench`.  Measures what rdmacheck costs on the
 # loopback backend, each measure without and with the shim in the same
 # run (same build, same backend), alternately BENCH_RUNS times (default

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # run-lat.sh: the round trips of `make bench` (after run-bench.sh): small
 # messages between two processes on the loopback backend, no shim, each
 # the best (lowest) of BENCH_RUNS runs (default 3), against riostream

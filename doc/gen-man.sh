@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # gen-man.sh TEMPLATE OPTIONS_TAB RULES_TAB VERSION LIBDIR PKGLIBDIR
 # PKGLIBEXECDIR [PROSE]: print
 # the manual page TEMPLATE with its generated parts filled in from the

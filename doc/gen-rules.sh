@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # gen-rules.sh RULES.TAB PROSE SCENARIO-DIR: doc/rules.md, one section per
 # rule of src/core/rules.def (via tools/rules.tab), in its order: severity and
 # summary from the table, the prose that doc/rules.md.in has for the rule

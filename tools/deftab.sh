@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # deftab.sh CPP DEF: print the RC_OPT or RC_RULE entries of DEF
 # (src/core/options.def, src/core/rules.def) as tab-separated lines, one
 # per entry, in table order:

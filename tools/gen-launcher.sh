@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # gen-launcher.sh TEMPLATE OPTIONS_TAB LIBDIR PKGLIBDIR VERSION
 # PKGLIBEXECDIR: print the launcher script.  OPTIONS_TAB is tools/deftab.sh's
 # output for options.def.  In TEMPLATE, @libdir@, @pkglibdir@,

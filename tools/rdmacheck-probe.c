@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * rdmacheck-probe.c - which of the librdmacm version nodes that
  * librdmacheck.so does not export itself the librdmacm.so.1 the dynamic

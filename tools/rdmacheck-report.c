@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * rdmacheck-report.c - rdmacheck-report(1): reads the JSON reports that
  * librdmacheck.so writes (one per process), symbolizes frames offline,

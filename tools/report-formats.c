@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report-formats.c - rdmacheck-report's outputs for CI systems, from the
  * model that rdmacheck-report.c loads (it includes this file, so the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * loopback/cm/channel.c: event channels and events of the loopback
  * librdmacm: rdma_create/destroy_event_channel, rdma_get_cm_event,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * loopback/cm/cm.h: internal state of the loopback librdmacm.
  *

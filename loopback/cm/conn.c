@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * loopback/cm/conn.c: the connection protocol of the loopback
  * librdmacm and the calls that drive it: the per-process progress thread

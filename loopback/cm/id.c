@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * loopback/cm/id.c: library init (with the real library's hidden probe
  * id), the loopback device binding, cm ids, addressing and port

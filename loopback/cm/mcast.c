@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * loopback/cm/mcast.c: multicast joins of the loopback librdmacm:
  * rdma_join_multicast, rdma_join_multicast_ex and rdma_leave_multicast.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * loopback/cm/rdmacm14.c: the RDMACM_1.4 calls of rdma-core 60 and
  * later, built only into loopback/rdmacm14 (-DLO_RDMACM_1_4, with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * loopback/rs/rs.h: rsockets of the loopback librdmacm, built as
  * rdma-core 44.0 builds them: a stream rsocket is a synchronous cm id

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * loopback/rs/rs_core.c: rsocket numbers and lifetimes: the
  * configuration, the index of rsockets by number, rsocket, rbind,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * loopback/rs/rs_dgram.c: datagram rsockets, as rdma-core 44.0 makes
  * them.  The rsocket is a UDP socket (its fd is the socket number, its

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * loopback/rs/rs_poll.c: rpoll and rselect over rsockets and plain
  * fds mixed, as rdma-core 44.0 does them: busy-poll every entry for a

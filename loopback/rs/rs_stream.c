@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * loopback/rs/rs_stream.c: stream rsockets: the endpoint (CQ, RC QP,
  * registered buffers), the connect state machine (blocking and not), the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * loopback/rs/rs_svc.c: the rsocket service threads of rdma-core
  * 44.0, each started with its first rsocket and joined when its last one

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cq.c - completion channels (a semaphore eventfd per channel, pollable
  * like the real uverbs fd) and completion queues (a growable ring of

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * device.c - the single loopback device "rdmalo0": device list, contexts,
  * device/port/GID/P_Key queries, async events, the *_str helpers, rate

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * dma.c - direct placement: an RC requester stores an RDMA WRITE's bytes
  * in the target process's memory itself (process_vm_writev), and fetches

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * mem.c - protection domains, memory regions (the process-wide lkey/rkey
  * table the progress thread checks remote accesses against, mirrored in

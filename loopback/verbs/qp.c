@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * qp.c - queue pairs and shared receive queues: creation with machine-wide
  * QPN reservation, the RESET/INIT/RTR/RTS/SQD/ERR state machine, query,

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * stubs.c - the rest of the 44.0 export list: kernel-ABI struct
  * converters (implemented), and everything this backend does not offer

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * ud.c - UD transport: each UD QP owns a SOCK_DGRAM socket bound to
  * "@<ns>/ud/<qpn>" (read by the progress thread) and an unbound blocking

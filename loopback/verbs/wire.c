@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wire.c - the transport: each process owns a block of 2^14 QPNs,
  * reserved machine wide by its SOCK_STREAM listener "@<ns>/qpb/<block>";

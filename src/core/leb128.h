@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * leb128.h - the little-endian and LEB128 integers of ELF's DWARF and
  * CFI sections, decoded from bounded bytes: shared by the line-table

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * lock.c - the futex mutex of lock.h (mutex 2 of Drepper's "Futexes Are
  * Tricky"): lock by compare-and-swap 0 -> 1; on contention mark the word

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * lock.h - rdmacheck's own mutex for short critical sections on every
  * call (the registry's shards): one futex word, 0 free, 1 held, 2 held

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * options.c - RDMACHECK_OPTIONS: defaults and the parser, both driven by
  * the options.def table (a new option is one line there, nothing here).

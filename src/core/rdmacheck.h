@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * rdmacheck.h - what every part of the shim shares: the diagnostics
  * channel for our own problems and the thread id helper.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * registry.c - the handle -> record tables.  64 shards, each an
  * open-addressing table (linear probing, Fibonacci hashing, backward-shift

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * registry.h - every tracked object, by handle: a sharded open-addressing
  * table of records, which keeps destroyed records (and their destroy

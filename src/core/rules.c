@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * rules.c - the rule table (rc_rules[]) and severity names, generated from
  * rules.def so that a new rule is one line there.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * util.c - small shared helpers: our own diagnostics, the cached tid,
  * the creation of our own threads, and the names of signals and their

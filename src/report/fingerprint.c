@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * fingerprint.c - finding fingerprints (see fingerprint.h): FNV-1a over
  * the symbolic parts, each followed by a NUL so that "ab"+"c" and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * fingerprint.h - a finding's identity across runs and rebuilds: rule,
  * intercepted call and the symbolic frames of its stack (function and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report.c - the findings collector: suppression, counting, the text log,
  * the copy the JSON report is written from, halt_on_error and the exit

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report.h - findings: what a check produces, and the collector that
  * applies suppressions, counts, prints text reports, keeps what the JSON

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report_file.c - where a report file goes.  A regular file (or a new
  * path) is replaced atomically: a temporary file in the same directory,

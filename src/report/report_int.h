@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report_int.h - shared between report.c (the collector), report_text.c
  * and report_json.c; not part of the shim's internal API.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report_json.c - the JSON report of this process (interface.md), written
  * atomically: "<path>.tmp.<pid>", then rename(2).

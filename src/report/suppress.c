@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * suppress.c - suppression entries: loading, parsing, matching a finding's
  * stack against them, and the per-entry hit counts shown at exit.

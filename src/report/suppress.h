@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * suppress.h - suppression files: "RULE:PATTERN" lines that silence
  * findings (see doc/reports.md).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cqcount.c - the completion events fetched and not yet acked, per CQ,
  * counted without a lock: event-driven programs call ibv_get_cq_event and

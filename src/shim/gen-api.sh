@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # gen-api.sh CPP DEF WHAT NODES: what the build derives from rdmacm_api.def.
 #
 # NODES is the list of librdmacm version nodes the shim exports itself:

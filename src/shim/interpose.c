@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * interpose.c - the interposition layer: resolving the real functions
  * (dlvsym, lazily and thread-safely), telling library-internal calls from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * interpose.h - how a wrapper reaches the real function and tells who
  * called it.  Generated from rdmacm_api.def.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * ledger.c - the event ledger's questions: which events charged to an id
  * (or fetched from a channel) are still unacked, who holds them, and which

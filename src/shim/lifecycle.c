@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * lifecycle.c - the shim's life: initialisation (constructor, or the first
  * intercepted call if that comes earlier), what starts at the first call

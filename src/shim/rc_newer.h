@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * rc_newer.h - librdmacm functions newer than the headers we build with
  * (rdma-core 44.0): RDMACM_1.4 (rdma-core 60+) and RDMACM_1.5.  Declared

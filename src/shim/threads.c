@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * threads.c - the host threads the ledger names as event holders.  A
  * thread that fetches an event gets a registry record (kind thread) that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * watchdog.c - the blocked-call rule: forwarded rdma_destroy_id,
  * rdma_destroy_ep and rdma_migrate_id calls register here while they run

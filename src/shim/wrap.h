@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap.h - what the hand-written wrappers share: the per-call context,
  * handle validation with its standard findings, and finding builders.

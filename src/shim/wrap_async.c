@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap_async.c - async events (ibv_get_async_event, ibv_ack_async_event):
  * async-event-double-ack and async-event-ack-unknown; the counts that

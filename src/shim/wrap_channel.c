@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap_channel.c - event channels: creation (user channels and the
  * private channels librdmacm makes for synchronous ids) and destruction

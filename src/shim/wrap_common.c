@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap_common.c - the machinery every wrapper uses: the call context,
  * handle validation and its standard findings (use-after-destroy,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap_cq.c - completion channels, CQs and their completion events:
  * comp-channel-destroy-with-cqs, cq-destroy-with-qps,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap_ctxops.c - the inline functions of verbs.h that make or free
  * objects (ibv_create_cq_ex, ibv_create_qp_ex, ibv_open_qp,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap_event.c - the event ledger's entries: rdma_get_cm_event charges
  * each event to an id (CONNECT_REQUEST to the listener) and to its channel,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap_fd.c - the descriptors of event channels and completion channels:
  * close(), dup2() and dup3() on one of them by the program

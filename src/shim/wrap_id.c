@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap_id.c - cm ids: creation (user, synchronous, endpoint), migration
  * between channels, rdma_get_request's children, and destruction with its

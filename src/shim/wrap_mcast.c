@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap_mcast.c - multicast joins: rdma_join_multicast[_ex] registers one
  * record per (id, group address), the ledger charges MULTICAST_JOIN/ERROR

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap_misc.c - the lists librdmacm hands out (the addrinfo lists of
  * rdma_getaddrinfo and rdma_query_addrinfo, rdma_get_devices' arrays).

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap_qp.c - QPs and SRQs: made through rdmacm (rdma_create_qp and the
  * _ex variant it calls, rdma_create_srq) and destroyed with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap_rsocket.c - rsockets: which ints are rsockets, their lifetimes
  * (rsocket and raccept open one, rclose closes it), their riomap()s, and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap_sync.c - what librdmacm keeps for an id, derived from the state a
  * user call leaves behind: the private channel of a synchronous id, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wrap_verbs.c - libibverbs objects: what every verbs wrapper shares
  * (classification, handle validation, records linked to the object they

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * buildid.c - NT_GNU_BUILD_ID from an ELF image's PT_NOTE segments (see
  * buildid.h).  Notes are found by file offset, which in a loaded module's

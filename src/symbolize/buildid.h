@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * buildid.h - the GNU build id of an ELF image in memory (a loaded
  * module's first mapping, or a file read into memory): what tells a

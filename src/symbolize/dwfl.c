@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * dwfl.c - symbolization with elfutils' libdw, for rdmacheck-report
  * (which links libdw: configure's HAVE_LIBDW) and for the shim (which

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * dwfl.h - the libdw symbolizer (dwfl.c), shared by rdmacheck-report,
  * which links libdw (RR_HAVE_DWFL), and the shim, which dlopen()s

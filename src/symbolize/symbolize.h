@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize.h - pc -> module, offset, function (and file:line when the
  * module has DWARF line tables).  Used only when a report is written.

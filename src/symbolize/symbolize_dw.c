@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * symbolize_dw.c - the shim's choice of symbolizer per module, at report
  * time (symbolizer= option): libdw (dwfl.c, libdw.so.1 dlopen()ed on the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * unwind_cfi.c - the slow half of rdmacheck's CFI unwinder (x86_64): the
  * unwind rule of a pc from its module's .eh_frame_hdr and .eh_frame, and

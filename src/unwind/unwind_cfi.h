@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * unwind_cfi.h - rdmacheck's own DWARF CFI unwinder (x86_64 only): one
  * step from a frame to its caller, by the unwind rule of the frame's pc.

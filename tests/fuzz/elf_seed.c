@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * elf_seed.c - the program of the symbolize harness's seed ELF files
  * (gen-elf-seeds.sh): two functions and an entry point, no libc, so that

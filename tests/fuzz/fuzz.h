@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * fuzz.h - what the fuzz harnesses share: the libFuzzer entry point that
  * each defines, and a check that stops the run when a harness finds its

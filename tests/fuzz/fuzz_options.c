@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * fuzz_options.c - fuzz harness of src/core/options.c: the input is an
  * RDMACHECK_OPTIONS string.  After rc_options_parse() every option must

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * fuzz_report.c - fuzz harness of rdmacheck-report's input: the input is
  * a JSON report, loaded twice (two processes) by the tool's own loader,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * fuzz_suppress.c - fuzz harness of src/report/suppress.c: the input is a
  * suppression file, loaded with rc_suppress_load() as the shim and the

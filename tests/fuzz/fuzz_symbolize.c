@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * fuzz_symbolize.c - fuzz harness of src/symbolize/symbolize.c's ELF readers:
  * the input is an ELF file, symbolized with rc_symbolize_file() as the report

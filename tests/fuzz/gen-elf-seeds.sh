@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # gen-elf-seeds.sh [CC]: (re)build the symbolize harness's seeds in
 # tests/fuzz/symbolize/ from elf_seed.c: executables with DWARF 3, 4 and 5
 # line tables, zlib-compressed debug sections, a stripped shared library

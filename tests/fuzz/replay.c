@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * replay.c - main() for a fuzz harness without libFuzzer: every file of
  * its corpus (the seeds and the crashes/ reproducers, in name order) goes

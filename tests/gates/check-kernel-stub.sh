@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/gates/check-kernel-stub.sh: `check-kernel.sh run`'s exit status with
 # a stub qemu-system-x86_64 on PATH in place of the guest (seconds, no
 # kernel).  The stub plays a guest that runs the tests as the loopback did

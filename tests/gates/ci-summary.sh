@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/gates/ci-summary.sh: .ci/run's verdict, tests/lib/ci-summary.sh, on
 # fixture logs: a green suite and tier exit 0 with their sum; a failed
 # test, an unexplained tier difference, a tier without a summary, a

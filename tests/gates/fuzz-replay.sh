@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/gates/fuzz-replay.sh: the fuzz corpus replays of make check
 # (tests/fuzz/replay-NAME) fail when they must.  Each replay's canary
 # (REPLAY_CANARY=1: one byte read past a buffer) is stopped by the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/gates/table.sh: the real-kernel tier's verdict, tests/kernel/table.sh,
 # on fixture result folders (no guest): all the same passes; a documented
 # difference passes as known; an unexplained difference, a test with no

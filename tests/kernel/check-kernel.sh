@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/kernel/check-kernel.sh: the real-kernel tier (make check-kernel).
 # Owns the host side: installing what the tier needs, fetching and
 # unpacking a Debian kernel into the build tree (never installing it),

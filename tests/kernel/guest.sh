@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/kernel/guest.sh MODE SRCDIR BUILDDIR RESULTS: the guest side of the
 # real-kernel tier, run by init.sh chrooted into an overlay of the host's
 # root file system.  Loads the RDMA modules from the kernel tree unpacked

@@ -1,4 +1,5 @@
 #!/bin/busybox sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/kernel/init.sh: /init of the real-kernel tier's initramfs (runs as
 # pid 1 in the qemu guest, busybox only).  Loads the virtio, 9p and
 # overlay modules the initramfs carries, and makes the guest's root an

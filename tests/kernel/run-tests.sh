@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/kernel/run-tests.sh: the real-kernel tier's test list and the one
 # runner both backends use, so that what the fidelity table compares was
 # made the same way.  Owns the program pairs' definitions (command lines

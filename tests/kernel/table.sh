@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/kernel/table.sh REAL LOOPBACK KNOWN [TESTS-ERE]: the fidelity table
 # of the real-kernel tier.  Reads the facts run-tests.sh left for each test
 # in the result folders REAL and LOOPBACK, compares them key by key, checks

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The launcher and AddressSanitizer: a program linked with libasan gets
 # the ASan runtime first in LD_PRELOAD, then the shim (ASan refuses to
 # start otherwise), and both work: the shim reports the leaked channel.

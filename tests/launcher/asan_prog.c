@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Built with -fsanitize=address (tests/launcher/asan-first.sh): prints
  * its LD_PRELOAD, then leaks an event channel for the shim to report.

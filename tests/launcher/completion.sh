@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/launcher/completion.sh: the bash completion of rdmacheck and
 # rdmacheck-report (tools/completion/) completes options from the
 # commands' own --help: launcher options with their "=" or their --no-

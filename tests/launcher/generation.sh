@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The launcher and the manual pages follow the .def tables alone: with an
 # option and a rule (of a new severity) added to copies of the tables, the
 # generators give a launcher that accepts the option and pages that list

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/launcher/install.sh: make install into a scratch DESTDIR installs
 # the commands, the shim, the loopback backend, the manual pages, the
 # report schema and rdmacheck.pc (its shim and loopbackdir variables name

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The launcher, run from the build tree: what it puts in the environment
 # of the program, its errors and exit statuses, --help and --version, and
 # the installed layout (a copy outside the build tree).

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/launcher/lib.sh: common code of the launcher and manual page tests,
 # sourced by tests/launcher/*.sh.  Environment (from the top Makefile.am):
 # top_srcdir, top_builddir, RDMACHECK_SHIM, RDMACHECK_LOOPBACK_DIR.

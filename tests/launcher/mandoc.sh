@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The manual pages pass mandoc -T lint with no message at all (style
 # included), and carry a valid date: the build's SOURCE_DATE_EPOCH when
 # it has one (reproducible builds, the Debian package), else a real day.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The manual pages format without a groff warning, and name every rule id
 # of src/core/rules.def (with its prose from doc/rules.md.in) and every option
 # of src/core/options.def.

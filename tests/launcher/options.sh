@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Every option of src/core/options.def is a long option of the launcher, listed
 # by --help, and becomes its RDMACHECK_OPTIONS entry; the launcher's
 # table (tools/options.tab) holds exactly the options of options.def.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/launcher/rules-doc.sh: doc/rules.md (built from src/core/rules.def and
 # doc/rules.md.in) has one section per rule, in the table's order, and
 # every Example command in it, run as written (build/ being the build

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/lib/abi.sh: shared checks of a loopback library against the real
 # one, sourced by tests/loopback-verbs/abi-exports.sh and
 # tests/programs/abi-exports.sh.  Each check prints what is wrong and sets

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/lib/check.sh: the small test harness the shell tests share:
 # a scratch directory kept when a check fails, pass/fail lines, running a
 # command with its outputs captured, and the closing verdict.  Set t_name

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/lib/ci-summary.sh: .ci/run's verdict.  Counts the main suite's
 # results (automake's test-suite.log) and the real-kernel tier's (its
 # summary line), prints the one line "N passed, N failed, N skipped" and

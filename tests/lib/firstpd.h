@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * firstpd.h - the first verbs device's context and a protection domain on
  * it, for the programs that time or count verbs calls

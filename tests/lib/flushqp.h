@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * flushqp.h - a QP whose receives complete at once: an RC QP in the error
  * state (RESET -> INIT -> ERR: the kernel refuses RESET -> ERR with

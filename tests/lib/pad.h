@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/lib/pad.h: run a function under a deep stack of real frames, so
  * that a capture in the shim always finds more frames than stack_depth

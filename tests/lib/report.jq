@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # report.jq: jq definitions shared by the tests that read rdmacheck's JSON
 # reports (the shim's, and rdmacheck-report --format=json's).  Use:
 #   "$JQ" -L "$top_srcdir/tests/lib" 'include "report"; frames_inlined | ...'

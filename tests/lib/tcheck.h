@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/lib/tcheck.h: the assertions of the C test programs.  CHECK counts
  * a failure and goes on, so that one run shows every broken expectation;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/lib/tcm.h: the rdma_cm helper of the C test programs that drive
  * connections by hand: the next event on a channel, which must come

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/loopback-asan/asan.sh: the loopback backend's own tests on the
 # AddressSanitizer builds of both libraries (loopback/asan): the C
 # tests cm_semantics, fork and rc_test (one process and two), then the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/loopback-asan/canary.c: a deliberate use after free inside the
  * loopback librdmacm (an event acked twice: the second ack reads the

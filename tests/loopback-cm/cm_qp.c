@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/loopback-cm/cm_qp.c: QPs connected through rdma_cm, as the kernel's
  * CM sets them up.

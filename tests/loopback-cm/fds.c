@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/loopback-cm/fds.c: file descriptors an established connection
  * costs on the loopback backend, both ends in this process.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/loopback-cm/ports.c: port spaces per address family and
  * RDMA_OPTION_ID_AFONLY, as the kernel's cma.c has them (cma_check_port,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/loopback-cm/rdmacm14.c: the RDMACM_1.4 calls of the rdmacm14 build
  * of the loopback librdmacm, as rdma-core 60+ makes them:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/loopback-verbs/abi-exports.sh: the loopback libibverbs.so.1 exports
 # every name@version that the real Debian 44.0 library exports as a default
 # version (the hidden IBVERBS_1.0 compat aliases are not needed), nothing

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * async_test.c - asynchronous events of the loopback libibverbs on the
  * context's async fd, and the pollability of event fds:

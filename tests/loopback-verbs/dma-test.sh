@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/loopback-verbs/dma-test.sh: runs dma_test (direct placement of RDMA
 # WRITE/READ data by the requester, dma.c) with placement allowed, refused
 # by the kernel (EPERM: the stream takes over) and turned off.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * dma_test.c - direct placement of the loopback libibverbs (dma.c): an
  * RC requester places RDMA WRITE and READ data in the target process

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * eintr_test.c - a signal whose handler was installed without SA_RESTART
  * ends a blocked ibv_get_cq_event() or ibv_get_async_event() with -1 and

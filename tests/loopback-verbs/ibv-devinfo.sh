@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/loopback-verbs/ibv-devinfo.sh: ibv_devices and ibv_devinfo -v
 # (ibverbs-utils, linked against the real library) load the loopback
 # libibverbs.so.1 with no loader complaint and see device rdmalo0.

@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * mr_ah_test.c - what real programs found different from a RoCE device
  * in the loopback libibverbs:

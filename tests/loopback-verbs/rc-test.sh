@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/loopback-verbs/rc-test.sh: runs rc_test (RC data path self-test of
 # the loopback libibverbs) in one process and as two processes.
 prog=${top_builddir:-.}/tests/loopback-verbs/rc_test

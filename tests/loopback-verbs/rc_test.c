@@ -1,4 +1,4 @@
-// SPDX-License-Identifier: MIT
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * rc_test.c - self-test of the loopback libibverbs data path.  Two QPs
  * ("A" and "B") are connected by hand (INIT/RTR/RTS with dest_qp_num),

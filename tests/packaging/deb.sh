@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # debian/ builds the package: dpkg-buildpackage -us -uc -b in a copy of
 # the source tree (in a temporary directory: the tree and its build stay
 # untouched), then the .deb holds what make install puts in place and no

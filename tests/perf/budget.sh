@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/perf/budget.sh: the deterministic cost budget.  Measures with
 # tests/perf/cost.sh (callgrind: instructions and lock round trips the
 # shim adds per intercepted call, default options, a deep stack) and

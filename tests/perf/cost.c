@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/perf/cost.c: a fixed sequence of intercepted calls for callgrind
  * (tests/perf/cost.sh): each cost_CALL() makes COST_N calls of the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/perf/cost.sh [OPTIONS]: what the shim adds to each intercepted
 # call, in instructions (deterministic: callgrind, not time).  Runs
 # tests/perf/cost under valgrind --tool=callgrind twice on the loopback

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/abi-exports.sh: the builds of the loopback librdmacm.so.1
 # against the real Debian 44.0 library.
 #

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/programs/cm_semantics.c: behaviour of the loopback librdmacm that
  * the rdmacm-utils pairs do not reach: channel fds (cloexec, non-blocking,

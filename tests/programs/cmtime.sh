@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/cmtime.sh: cmtime (CM only: 100, 1000 and 10000
 # connections through resolve, route, QP creation, connect, disconnect) on
 # the loopback backend.  The 44.0 server never exits, so it is killed.

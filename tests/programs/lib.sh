@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/lib.sh: common code of the rdmacm-utils pair tests, sourced
 # by every tests/programs/*.sh.  Runs a server and a client program on the
 # loopback backend (LD_LIBRARY_PATH=$RDMACHECK_LOOPBACK_DIR), each pair in

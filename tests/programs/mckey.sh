@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/mckey.sh: mckey: a receiver and a sender join 239.0.0.1
 # (MULTICAST_JOIN with param.ud, QP attached to the group), the sender
 # posts 10 unsignaled UD SEND_WITH_IMM to QPN 0xffffff, the receiver polls

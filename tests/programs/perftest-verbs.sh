@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/perftest-verbs.sh: perftest 4.5+0.17 (Debian 12) without
 # rdma_cm (no -R): the QPs are set up with verbs alone and their numbers,
 # PSNs, GIDs and keys swapped over a TCP socket ("Data ex. method :

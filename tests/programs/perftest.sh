@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/perftest.sh: perftest 4.5+0.17 (Debian 12) with rdma_cm
 # connection setup (-R): ib_send_bw (RC SEND bandwidth, 200 messages of
 # 1 MiB) and ib_write_lat (RC RDMA WRITE ping-pong, 20 writes of 8 MiB).

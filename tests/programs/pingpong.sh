@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/pingpong.sh: the ibverbs-utils pingpong pairs, which set
 # their QPs up with verbs alone and swap QP numbers over a TCP socket:
 # ibv_rc_pingpong, ibv_uc_pingpong, ibv_ud_pingpong (UD with a GRH),

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/plt-trace.sh: the loopback librdmacm calls its own exports
 # through the PLT in the same places and order as the real 44.0 library
 # (doc/loopback.md, "Seen by the checker like the real one"), seen by an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/programs/plt_trace.c: a minimal LD_PRELOAD tracer for the
  * plt-trace test.  It wraps the librdmacm exports that the real library

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/qperf.sh: qperf 0.4.11 (Debian 12) RC bandwidth through
 # rdma_cm: client "qperf -cm1 ADDR rc_bw" for one second (64 KiB SENDs,
 # completion channel), server "qperf".  The two meet over TCP first; the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/rcopy.sh: rcopy copies a 3 MB file over an rsocket (the
 # client mmaps it and rsends it, the server rrecvs it into a file of its
 # own); each copy must compare equal.  The server never exits: killed.

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/rdma-server.sh: rdma_server/rdma_client (synchronous
 # endpoints, rdma_get_request, library-made CQs, default PDs).
 . "${top_srcdir:-.}/tests/programs/lib.sh"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/rdma-xserver.sh: rdma_xserver/rdma_xclient in their default
 # RC mode (-c r): inline send, private data in the accept.
 . "${top_srcdir:-.}/tests/programs/lib.sh"

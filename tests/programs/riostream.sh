@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/riostream.sh: riostream, rdma-core's rsocket benchmark of
 # riomap/riowrite (the server maps its receive buffer, the client writes
 # straight into it), one verified 4 KiB x 1000 transfer test blocking,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/rping.sh: rping with 10 verified pings (SEND, RDMA READ
 # and WRITE, completion channels, flush on disconnect), with library-made
 # and with application-made QPs (-q: rdma_init_qp_attr + rdma_establish).

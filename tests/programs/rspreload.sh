@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/rspreload.sh: an ordinary TCP echo pair (sock_echo.c: the
 # BSD socket API only) under LD_PRELOAD=librspreload.so, rdma-core's
 # preload library, which turns its socket calls into rsockets of the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/rstream.sh: rstream, rdma-core's rsocket benchmark, one
 # verified 4 KiB x 1000 transfer test in each of the modes it offers:
 # blocking (the default), non-blocking with rpoll (-T a: async), with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/programs/sock_echo.c: an ordinary TCP echo pair on the BSD socket
  * API, for running under LD_PRELOAD=librspreload.so (rdma-core's, which

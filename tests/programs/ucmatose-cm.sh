@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/ucmatose-cm.sh: ucmatose without messages (-C 0): pure CM
 # connect/disconnect, with several connections and with rdma_migrate_id.
 . "${top_srcdir:-.}/tests/programs/lib.sh"

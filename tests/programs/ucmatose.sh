@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/ucmatose.sh: ucmatose with its default 10 messages of 100
 # bytes each way (RC SEND/RECV over the loopback verbs), also with 4
 # connections and with rdma_migrate_id.

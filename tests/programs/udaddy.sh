@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/udaddy.sh: udaddy (RDMA_PS_UDP): SIDR connect/accept over
 # the loopback CM, then 10 unsignaled UD SEND_WITH_IMM of 100 bytes from
 # the client and 10 signaled replies through an AH made with

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/programs/udpong.sh: udpong, rdma-core's datagram rsocket
 # ping-pong (SOCK_DGRAM rsockets over UD QPs).  The loopback's port is a
 # RoCE port, as rxe's is, and 44.0's datagram rsockets cannot run there:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * wait_listen.c - preloaded into the qperf 0.4.11 client only: its
  * rdma_connect waits (bounded, by polling /proc/net/unix) until the

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/report-tool/bench-report.sh (make bench-report, part of make bench):
 # rdmacheck-report at full size, on reports gen-reports.py writes into the
 # build tree (about 520 MB, removed afterwards):

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/report-tool/ci-recipes.sh: the recipes of doc/ci.md, as written
 # there: the GitHub Actions and GitLab YAML parsed (python3-yaml), the
 # GitHub steps named "rdmacheck: ..." and the GitLab script run with bash
@@ -128,7 +129,7 @@ run "$py" "$top_srcdir/tests/sarif/validate.py" \
 run xmllint --noout "$ghsrc/rdmacheck-junit.xml"
 [ "$rc" = 0 ] && pass "GitHub: rdmacheck-junit.xml well-formed" ||
 	fail "GitHub JUnit: $err"
-grep -q '^::error file=tests/scenarios/double_destroy\.c,line=8,title=rdmacheck double-destroy::' gh2.out &&
+grep -q '^::error file=tests/scenarios/double_destroy\.c,line=9,title=rdmacheck double-destroy::' gh2.out &&
 	grep -q '^::error file=tests/scenarios/leaks\.c,line=[0-9]*,title=rdmacheck leak-qp::' gh2.out &&
 	pass "GitHub gate: annotations on the source lines" ||
 	fail "GitHub annotations: $(head -c 600 gh2.out)"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The examples of README.md and doc/*.md cannot drift: every ```console block
 # there is a session of "$ COMMAND" lines, each followed by the output it must
 # print (stdout and stderr, as on a terminal).  They run here, one shell per

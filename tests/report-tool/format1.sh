@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # format1.sh: rdmacheck-report still reads format 1, the layout the shim
 # wrote before format 2 (each stack an array of frame objects), and reads
 # it into the same model as format 2:

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/report-tool/formats.sh: what rdmacheck-report gives CI systems,
 # read back with real parsers: fingerprints in the shim's JSON (stable
 # across runs and rebuilds, the same when the tool computes them),
@@ -137,7 +138,7 @@ for d in same rebuilt; do
 		     else . end)' "$leaks1" >"$d.json"
 done
 run "$tool" same.json
-echo "$out" | grep -q ' in make_qp .*leaks\.c:30$' && [ -z "$err" ] &&
+echo "$out" | grep -q ' in make_qp .*leaks\.c:31$' && [ -z "$err" ] &&
 	pass "same build id: symbolized offline" ||
 	fail "same build id: $out $err"
 run "$tool" rebuilt.json
@@ -271,7 +272,7 @@ jqt "SARIF: double-destroy result" '
 	$rules[$r.ruleIndex].id == "double-destroy" and
 	($r.locations[0].physicalLocation.artifactLocation.uri |
 	 test("^file:///.*/double_destroy\\.c$")) and
-	$r.locations[0].physicalLocation.region.startLine == 8 and
+	$r.locations[0].physicalLocation.region.startLine == 9 and
 	$r.locations[0].logicalLocations[0].name == "drop_id" and
 	($r.stacks[0].frames | length) >= 2 and
 	($r.relatedLocations | map(.message.text) |
@@ -339,14 +340,14 @@ run "$tool" --format=github "$dd" "$leaks1"
 [ "$rc" = 1 ] && pass "github: exit 1" || fail "github: exit $rc"
 printf '%s\n' "$out" >gh.txt
 [ "$(grep -c '^::' gh.txt)" = 6 ] &&
-	grep -q '^::error file=[^,]*/double_destroy\.c,line=8,title=rdmacheck double-destroy::==[0-9]*== ERROR: ' gh.txt &&
+	grep -q '^::error file=[^,]*/double_destroy\.c,line=9,title=rdmacheck double-destroy::==[0-9]*== ERROR: ' gh.txt &&
 	grep -q '^::error file=[^,]*/leaks\.c,line=[0-9]*,title=rdmacheck leak-qp::' gh.txt &&
 	! grep '^::' gh.txt | grep -v '%0A    #0 0x' | grep -q . &&
 	tail -n 1 gh.txt | grep -q '^==total== rdmacheck: 1 errors' &&
 	pass "github: annotations with file, line, title and the stack" ||
 	fail "github: $(head -c 800 gh.txt)"
 run "$tool" --format=github --strip-path-prefix="$top_srcdir/" "$dd"
-echo "$out" | grep -q '^::error file=tests/scenarios/double_destroy\.c,line=8,' &&
+echo "$out" | grep -q '^::error file=tests/scenarios/double_destroy\.c,line=9,' &&
 	pass "github: --strip-path-prefix" || fail "github strip: $out"
 
 # --- Generated suppressions.  The shim's gen_suppressions=1 prints an

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """gen-reports.py: write big rdmacheck JSON reports for rdmacheck-report.
 
 The reports have the shim's layout of format 1 (doc/reports.md), which

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 """measure.py CMD [ARG]...: run CMD with its standard output to /dev/null
 and print "WALL_SECONDS CPU_SECONDS MAX_RSS_KIB EXIT_STATUS": the CPU time
 (user plus system) and the peak resident set size are CMD's own, as

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/report-tool/report-tool.sh: rdmacheck-report over real reports of
 # the scenario programs run under the shim on the loopback backend: text
 # rendering (identical to the shim's blocks), offline symbolization of
@@ -94,7 +95,7 @@ cmp -s text.mine text.shim && pass "text blocks identical to the shim's" ||
 	fail "text blocks differ from the shim's: $(diff text.shim text.mine)"
 [ "$(count "^==$pid== ERROR: rdmacheck: .*\[double-destroy\]$" "$out")" = 1 ] &&
 	pass "rule and pid prefix" || fail "no [double-destroy] block: $(show)"
-[ "$(count ' in drop_id .*double_destroy.c:8$' "$out")" = 2 ] &&
+[ "$(count ' in drop_id .*double_destroy.c:9$' "$out")" = 2 ] &&
 	pass "scenario functions named" || fail "drop_id frames missing: $(show)"
 sum="1 errors, 0 warnings, 0 leaked objects (0 suppressed)"
 echo "$out" | grep -qx "==$pid== rdmacheck: $sum" &&
@@ -137,8 +138,8 @@ sed -e 's/"function": "[^"]*"/"function": null/g' \
 grep -q '"function": "' unsym.json && fail "sed left a function name"
 run "$tool" unsym.json
 unsym_out=$out
-echo "$out" | grep -q ' in make_qp .*leaks.c:30$' &&
-	echo "$out" | grep -q ' in fetch_event .*leaks.c:19$' &&
+echo "$out" | grep -q ' in make_qp .*leaks.c:31$' &&
+	echo "$out" | grep -q ' in fetch_event .*leaks.c:20$' &&
 	pass "crash-style frames symbolized offline" ||
 	fail "crash-style frames not symbolized: $(show)"
 run "$tool" "$leaks1"

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/report-tool/scale.sh: rdmacheck-report at scale, scaled down for
 # make check (full size: make bench-report), on reports gen-reports.py
 # writes into the build tree:

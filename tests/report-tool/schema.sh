@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/report-tool/schema.sh: every report the scenarios wrote (each
 # scenario on each loopback build, copied into tests/scenarios/reports/ by
 # run-scenario.sh) is valid against the published doc/report.schema.json,

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/report-tool/symbolize.sh: rdmacheck-report's offline symbolizer
 # with libdw, on programs built here that print a return address (as
 # offset from their load base, what reports hold) from a non-inlined leaf:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Breaks channel-destroy-with-ids: the channel goes while a cm id uses it. */
 #include "scn.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Breaks channel-destroy-with-unacked-events: an event fetched from the
  * channel is still unacked when the channel goes. */
 #include "scn.h"

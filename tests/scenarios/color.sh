@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # color=: the text report in colour as the sanitizers do it: always, never,
 # or auto (the log is a terminal, TERM is not "dumb"); the colours change
 # nothing else, and a bad value is refused with a message.  The escape

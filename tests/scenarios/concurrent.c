@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Breaks concurrent-calls-on-id: while one thread waits inside
  * rdma_connect on a synchronous id, another destroys that id.  The wait

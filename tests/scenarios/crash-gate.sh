@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # A crash is a failure: a program that dies of a fatal signal under the
 # launcher exits as the signal has it (128 + N, as the shell sees it), the
 # shim's log names the signal and the stack, the JSON report (status

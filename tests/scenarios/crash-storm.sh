@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Crash reports are never lost: 200 processes, each crashing in two threads
 # at once while a third keeps the service thread writing snapshots, must
 # each leave one; and with AddressSanitizer's handler installed first, the

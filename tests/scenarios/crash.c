@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * A host that crashes after creating objects: rdmacheck must report it
  * (a fatal-signal finding whose stack starts where it crashed, on the log

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * The quickstart demo: a tiny server and client in one process.  The
  * server forgets to ack the CONNECT_REQUEST it handled, then tears down:

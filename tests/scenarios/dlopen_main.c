@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Loads librdmacm only through a plugin dlopen()ed with RTLD_LOCAL after
  * start; the program itself does not link librdmacm. */
 #include <dlfcn.h>

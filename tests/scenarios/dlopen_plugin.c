@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* A plugin linked against librdmacm, loaded late with dlopen(RTLD_LOCAL):
  * its rdmacm calls must still be checked. */
 #include "scn.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Breaks double-destroy: destroys the same cm id twice. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * errno_keep.c - a successful call returns with the errno the real call
  * left: the shim's own work (first-use initialisation, unwinding, the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Breaks event-ack-unknown: acks memory rdma_get_cm_event never returned. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Breaks event-double-ack: the same event is acked twice. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * exit_main.c - how a process ends.  argv[1]:
  *   clean      a dlopen()ed plugin frees its addrinfo list in its ELF

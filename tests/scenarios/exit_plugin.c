@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * exit_plugin.c - a library that, like libfabric, keeps an rdma_getaddrinfo
  * list for its whole life and frees it in its ELF destructor; dlopen()ed

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # A file the options name that cannot be used is an error, so that a CI
 # gate cannot pass because its suppressions or its report went missing:
 # a suppressions file that cannot be read, a log_path that cannot be

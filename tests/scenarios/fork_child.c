@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Clean: a parent with a channel and an id forks; the child exits without
  * touching them.  The child must not report the parent's objects as its

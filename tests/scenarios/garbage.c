@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * garbage.c - every wrapper given garbage where a pointer goes (NULL, a
  * small integer, freed heap, an unmapped page, bytes of 0xff, an object

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Every wrapper given garbage pointers (tests/scenarios/garbage.c): with
 # protect=1 no crash may be the shim's, nor the library's where the shim
 # checks the pointer.  With protect=0 the same sweep must fail: what the

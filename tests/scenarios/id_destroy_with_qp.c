@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * id-destroy-with-qp: the id goes while it still has its QP.  argv[1]:
  *   bad        the QP uses CQs librdmacm made (no send_cq/recv_cq given):

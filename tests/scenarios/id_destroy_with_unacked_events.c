@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Breaks id-destroy-with-unacked-events: the id is destroyed while the
  * calling thread still holds its ADDR_RESOLVED event.  The real call would
  * never return; with protect=1 rdmacheck refuses it with EBUSY. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Breaks the leak rules (leak-channel, leak-id, leak-event, leak-qp):
  * "bad" exits with a channel, an id, an unacked event and a QP alive, each
  * made in its own function so the report can name it. */

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The shim tells which kind of librdmacm it runs on: one that calls its own
 # exports through the PLT (the wrappers see the library's internal calls)
 # or one linked with -Bsymbolic-functions (they never reach the shim).  It

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Clean: an asynchronous listener and its CONNECT_REQUEST children, all
  * released correctly: one child accepted, used and destroyed; one rejected

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * mcast.c - multicast rules: argv[1] is leave-multicast-with-unacked-events,
  * id-destroy-with-multicast, leave-multicast-not-joined, leak-multicast, or

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Breaks migrate-with-unacked-events: the id moves to another channel
  * while the caller holds its event (a self-deadlock in the real call). */
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * newer_api.c - the librdmacm functions newer than 44.0 (RDMACM_1.4),
  * which programs probe for before they use them (weak symbols, dlsym).

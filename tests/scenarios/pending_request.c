@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Breaks listener-destroy-with-pending-request: a synchronous server takes
  * a request with rdma_get_request, rejects it (which does not release the

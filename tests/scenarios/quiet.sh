@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # A process that inherits LD_PRELOAD but never calls librdmacm is left
 # alone: no thread, no signal handler, no report, its exit status kept;
 # unshare -U (which a multithreaded process cannot do) still works.

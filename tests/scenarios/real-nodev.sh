@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Over the real librdmacm on a machine without RDMA devices, the shim must
 # change nothing: same return values and errno for every call, no finding,
 # no crash.  Skipped where the machine has RDMA devices.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Over the real librdmacm on a machine without RDMA devices every call
  * fails; run with and without the shim, the printed results (return

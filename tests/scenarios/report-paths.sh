@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Where json= leads, the report goes there and nothing else is touched:
 # a regular file is replaced atomically (and temporaries a killed run left
 # are removed), a FIFO or character device is written as it is, a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * rsockets.c - scenarios for the rsocket rules.  argv[1] names the rule
  * to break (the function that breaks it says so in its comment), or

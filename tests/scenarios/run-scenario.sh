@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # run-scenario.sh FILE.scenario: run one scenario program under rdmacheck
 # on the loopback backend (or the real librdmacm) and check its JSON
 # report.  A .scenario file sets shell variables:

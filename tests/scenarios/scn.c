@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * scn.c - the scenario programs' helpers (see scn.h).
  */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * scn.h - helpers shared by the scenario programs: each program breaks one
  * rule (mode "bad") or does the same work correctly (mode "clean"), and

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # Snapshots never replace the exit report: without %n in json= the N-th
 # goes to PATH.snapshot.N, with %n that is N (0 for the exit report);
 # their messages say the objects are alive now, the exit report's that

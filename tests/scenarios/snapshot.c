@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * A snapshot on a signal: with snapshot_signal=12 the program signals
  * itself while a channel and an id are alive, waits until the JSON report

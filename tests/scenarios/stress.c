@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * stress.c THREADS ITERATIONS K [DELAY] - threads churning events and ids
  * while each injects K bugs of each kind at spread-out points: a double

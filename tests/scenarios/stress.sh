@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # The double-ack / unknown-pointer and destroyed / unknown-handle decisions
 # stay exact under load: 2 to 16 threads churning events and ids, each
 # injecting K bugs of each kind, must give exactly THREADS * K findings of

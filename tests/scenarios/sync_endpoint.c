@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Clean: the synchronous endpoint API end to end in one process, as
  * rdma_server/rdma_client do it: rdma_getaddrinfo, rdma_create_ep (passive

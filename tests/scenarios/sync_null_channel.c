@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Clean: a synchronous client id (NULL channel) connecting to an
  * asynchronous listener in another thread.  The client's events stay in

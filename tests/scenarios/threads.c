@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Clean: four threads create ids on one shared channel, resolve, fetch and
  * ack their own events (the channel hands any event to any waiter, so each

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tier2.c - scenarios for the rules beyond the tier-1 ledger that the shim
  * checks today.  argv[1] names the rule to break (the function that breaks

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Breaks unknown-handle: destroys a pointer no create call returned. */
 #include <errno.h>
 #include <stdlib.h>

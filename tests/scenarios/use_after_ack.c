@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * Breaks event-use-after-ack: the server acks a connect request, then
  * rejects it passing the request's private data, which the ack freed.

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /* Breaks use-after-destroy: resolves an address on a destroyed id. */
 #include <errno.h>
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * verbs.c - scenarios for the libibverbs rules (tier 4, and tier 3's
  * verbs and descriptor rules).  argv[1] names the rule to break (the

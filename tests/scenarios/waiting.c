@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * waiting.c - rules about threads that wait: argv[1] is
  *   channel-destroy-while-waiting  main destroys the channel while another

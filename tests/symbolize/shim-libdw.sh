@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/symbolize/shim-libdw.sh: the shim symbolizes with libdw, dlopen()ed
 # at report time (symbolizer=auto|builtin|libdw), on programs built here
 # with -O2 -g that leak an event channel on the loopback backend:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * tests/tsan/canary.c: a deliberate data race (two threads increment one
  * counter without a lock), built with -fsanitize=thread, which

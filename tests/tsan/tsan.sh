@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # tests/tsan/tsan.sh: the shim's thread tests under ThreadSanitizer (the
 # build of src/tsan, with configure --enable-tsan): the stress test (2 to
 # 16 threads churning events and ids with injected bugs), the threads and

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cfi_chain.h - the call chains of tests/unit/test_cfi.c: each step
  * function makes one or more frames of one kind and calls cfi_next()

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cfi_omit.c - call-chain steps built with -fomit-frame-pointer for
  * tests/unit/test_cfi.c (see cfi_chain.h): frames whose CFA is rsp-based,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * cfi_plugin.c - the 'p' step of tests/unit/test_cfi.c's call chains
  * (cfi_chain.h), in a library the test dlopen()s, dlclose()s and loads

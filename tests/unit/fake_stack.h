@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * fake_stack.h - a deterministic stand-in for the stack depot and the
  * symbolizer, linked into the report/suppression unit tests instead of

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # fast-unwind.sh: fast_unwind=1 (the frame-pointer walk) names the same
 # frames as the default unwinder.  Runs the leaks scenario program (built
 # with -fno-omit-frame-pointer, like every scenario) under the shim on

@@ -1,4 +1,5 @@
 #!/bin/sh
+# SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause
 # reg-cost.sh: what the shim adds per pair of calls (tests/unit/reg_pairs:
 # id create/destroy, event get/ack after a resolve_addr, cq create/destroy,
 # mr reg/dereg), measured with callgrind by differencing N=200 and N=1200

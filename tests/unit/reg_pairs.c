@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * reg_pairs.c - a fixed number of create/destroy or get/ack pairs of one
  * kind, for tests/unit/reg-cost.sh to difference under callgrind (what

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * reg_scale.c - the registry alone at scale: n live records, then m
  * insert + get + take triples (in bench_loop, for callgrind's

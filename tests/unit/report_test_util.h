@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * report_test_util.h - helpers for the options/suppression/report unit
  * tests: capture stderr, read files, run jq/python3 on a JSON file.

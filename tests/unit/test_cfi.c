@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * test_cfi.c - unit tests of the CFI unwinder (src/unwind/unwind_cfi.c, its
  * walk in src/unwind/stack.c): the same frames as libunwind's unw_backtrace,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * test_options.c - RDMACHECK_OPTIONS parsing: defaults, every type,
  * bounds, unknown keys, garbage, and %p expansion.

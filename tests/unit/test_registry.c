@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * test_registry.c - unit tests for the registry (src/core/registry.c) and the
  * event ledger's scans (src/shim/ledger.c): records in and out, generations,

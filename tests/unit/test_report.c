@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * test_report.c - the collector, the text and JSON writers: exact text
  * format, counts, exit status, JSON that parses with the right fields

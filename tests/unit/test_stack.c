@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * test_stack.c - unit tests of stack capture, the stack depot and the
  * symbolizer (src/unwind/stack.c, src/symbolize/symbolize.c), which are linked

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
  * test_suppress.c - suppression files: parsing, rule prefixes, globs over
  * function/file/module (and basenames) and the call, hit counts, and that
