@@ -6,12 +6,10 @@
  * does, except that frames are not symbolized (modules are paths from
  * the input).  The merged JSON document must be valid JSON again.
  *
- * The tool is compiled in here, statics and all, with its main() renamed;
- * its die() jumps back here instead of exiting (die_catch).
+ * The tool's parts (tools/report/, but its main.c) are linked in; its
+ * die() jumps back here instead of exiting (die_catch).
  */
-#define main rdmacheck_report_main
-#include "../../tools/rdmacheck-report.c"
-#undef main
+#include "report_tool.h"
 
 #include "fuzz.h"
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: GPL-2.0-only OR BSD-2-Clause */
 /*
- * report-formats.c - rdmacheck-report's outputs for CI systems, from the
- * model that rdmacheck-report.c loads (it includes this file, so the
- * model stays private to the program): JUnit XML, SARIF 2.1.0 and GitHub
- * workflow annotations.  Text and JSON stay in rdmacheck-report.c.
+ * formats.c - rdmacheck-report's outputs for CI systems, from the
+ * model (report_tool.h): JUnit XML, SARIF 2.1.0, GitHub workflow
+ * annotations and --gen-suppressions.  Text and JSON are text.c's and
+ * json_write.c's.
  *
  * Each shows what the text report shows: unsuppressed findings that are
  * not in the baseline; SARIF also lists suppressed and baselined ones,
@@ -12,7 +12,7 @@
  * its own unless a fatal-signal finding shows the crash, the SARIF
  * invocation's executionSuccessful.
  */
-
+#include "report_tool.h"
 static bool shown(const struct finding *f)
 {
 	return !f->suppressed && !f->baselined && !f->merged_into;
@@ -207,7 +207,7 @@ static void junit_died(FILE *o, const struct proc *p)
 	fputs("\"/>\n    </testcase>\n", o);
 }
 
-static void output_junit(FILE *o, bool merge)
+void output_junit(FILE *o, bool merge)
 {
 	size_t tests = 0, failures = 0, i, j;
 
@@ -295,7 +295,7 @@ static void github_finding(FILE *o, const struct finding *f, bool merged)
 	free(t);
 }
 
-static void output_github(FILE *o, bool merge)
+void output_github(FILE *o, bool merge)
 {
 	char died[160], line[256];
 	size_t i, j;
@@ -547,7 +547,7 @@ static void sarif_invocation(FILE *o, const struct proc *p, bool first)
 	fputs("}}", o);
 }
 
-static void output_sarif(FILE *o)
+void output_sarif(FILE *o)
 {
 	bool first = true;
 	size_t i, j;
@@ -607,7 +607,7 @@ static int cmp_gen_order(const void *a, const void *b)
 
 /* A suppression file silencing every finding shown, one entry for each
  * distinct "rule:pattern", in the order the findings come. */
-static void output_gen_suppressions(FILE *o)
+void output_gen_suppressions(FILE *o)
 {
 	struct rc_frame *frames = NULL;
 	struct gen_entry *e = NULL;
