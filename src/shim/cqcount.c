@@ -30,7 +30,8 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "shim/wrap.h"
+#include "core/rdmacheck.h"
+#include "shim/cqcount.h"
 
 #define RC_CQ_MAX (1u << 20)
 

@@ -22,7 +22,8 @@
 #include "shim/interpose.h"
 #include "core/options.h"
 #include "report/report.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/settle.h"
 
 #include "shim/rc_newer.h"
 

@@ -14,7 +14,10 @@
 #include "core/options.h"
 #include <rdma/rdma_cma.h>
 
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/ledger.h"
+#include "shim/threads.h"
+#include "shim/cm.h"
 
 static const char *const event_names[] = {
 	"ADDR_RESOLVED", "ADDR_ERROR", "ROUTE_RESOLVED", "ROUTE_ERROR",

@@ -26,7 +26,11 @@
 
 #include "core/options.h"
 #include "symbolize/symbolize.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/watchdog.h"
+#include "shim/threads.h"
+#include "shim/cm.h"
+#include "shim/cqcount.h"
 
 void rc_pid_atfork_child(void);
 

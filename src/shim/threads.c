@@ -21,7 +21,8 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/threads.h"
 
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;

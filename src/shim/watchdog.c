@@ -16,7 +16,9 @@
 #include <time.h>
 
 #include "core/options.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/ledger.h"
+#include "shim/watchdog.h"
 
 #define SLOTS 64
 

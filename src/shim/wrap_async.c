@@ -17,7 +17,9 @@
 #include <infiniband/verbs.h>
 
 #include "core/options.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/threads.h"
+#include "shim/verbs.h"
 
 enum rc_kind rc_v_async_kind(int type)
 {
@@ -106,13 +108,7 @@ int ibv_get_async_event(struct ibv_context *context,
 	RC_CALL(c);
 	int ret;
 
-	if (!RC_REAL(ibv_get_async_event)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_get_async_event,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_get_async_event)(context, event));
+	RC_V_ENTER(c, ibv_get_async_event);
 	/* A closed context: its fd number may be another file's by now. */
 	if (!c.internal && !rc_v_require(&c, RC_K_CONTEXT, context, RC_USE,
 					 &o)) {
@@ -177,13 +173,7 @@ void ibv_ack_async_event(struct ibv_async_event *event)
 	RC_CALL(c);
 	void *elem;
 
-	if (!RC_REAL(ibv_ack_async_event))
-		return;
-	if (!rc_v_begin(&c, RC_FN_ibv_ack_async_event,
-			(uintptr_t)__builtin_return_address(0))) {
-		RC_FWDV(&c, RC_REAL(ibv_ack_async_event)(event));
-		return;
-	}
+	RC_V_ENTER(c, ibv_ack_async_event);
 	if (!rc_peek(&ev, event, sizeof(ev))) {
 		/* The library reads its type and element: it would crash. */
 		if (!c.internal) {

@@ -10,7 +10,9 @@
 #include <rdma/rdma_cma.h>
 
 #include "core/options.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/ledger.h"
+#include "shim/fd.h"
 
 struct rdma_event_channel *rdma_create_event_channel(void)
 {
@@ -18,12 +20,7 @@ struct rdma_event_channel *rdma_create_event_channel(void)
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(rdma_create_event_channel)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	rc_call_begin(&c, RC_FN_rdma_create_event_channel,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_create_event_channel);
 	ch = RC_FWD(&c, RC_REAL(rdma_create_event_channel)());
 	if (ch && !c.skip) {
 		rc_obj_init(&c, RC_K_CHANNEL, ch, c.internal ? RC_F_LIB : 0,
@@ -99,10 +96,7 @@ void rdma_destroy_event_channel(struct rdma_event_channel *channel)
 	RC_CALL(c);
 	struct rc_obj ch;
 
-	if (!RC_REAL(rdma_destroy_event_channel))
-		return;
-	rc_call_begin(&c, RC_FN_rdma_destroy_event_channel,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_destroy_event_channel);
 	if (c.skip) {
 		RC_FWDV_CLOSING(&c,
 				RC_REAL(rdma_destroy_event_channel)(channel));

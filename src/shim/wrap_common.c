@@ -16,7 +16,9 @@
 #include <rdma/rdma_cma.h>
 
 #include "core/options.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/ledger.h"
+#include "shim/verbs.h"
 
 bool rc_peek(void *dst, const void *src, size_t len)
 {

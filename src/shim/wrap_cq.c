@@ -20,7 +20,11 @@
 #include <infiniband/verbs.h>
 
 #include "core/options.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/threads.h"
+#include "shim/verbs.h"
+#include "shim/cqcount.h"
+#include "shim/fd.h"
 
 /* ---- completion channels ---------------------------------------------- */
 
@@ -31,13 +35,7 @@ struct ibv_comp_channel *ibv_create_comp_channel(struct ibv_context *context)
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_create_comp_channel)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_create_comp_channel,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_create_comp_channel)(context));
+	RC_V_ENTER(c, ibv_create_comp_channel);
 	if (!c.internal && !rc_v_require(&c, RC_K_CONTEXT, context, RC_USE,
 					 &o)) {
 		errno = EINVAL;
@@ -61,8 +59,7 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	RC_CALL(c);
 	int ret;
 
-	if (!RC_REAL(ibv_destroy_comp_channel))
-		return ENOSYS;
+	RC_NEED_REAL(ibv_destroy_comp_channel);
 	if (!rc_v_begin(&c, RC_FN_ibv_destroy_comp_channel,
 			(uintptr_t)__builtin_return_address(0)))
 		return RC_FWD_CLOSING(&c,
@@ -101,14 +98,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *context, int cqe,
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_create_cq)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_create_cq,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_create_cq)(context, cqe,
-				cq_context, channel, comp_vector));
+	RC_V_ENTER(c, ibv_create_cq);
 	if (!c.internal &&
 	    (!rc_v_require_parent(&c, RC_K_CONTEXT, context, &o) ||
 	     (channel && !rc_v_require(&c, RC_K_COMP_CHANNEL, channel,
@@ -134,8 +124,7 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_resize_cq))
-		return ENOSYS;
+	RC_NEED_REAL(ibv_resize_cq);
 	if (rc_v_begin(&c, RC_FN_ibv_resize_cq,
 		       (uintptr_t)__builtin_return_address(0)) &&
 	    !c.internal && !rc_v_require(&c, RC_K_CQ, cq, RC_USE, &o))
@@ -272,11 +261,7 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 	RC_CALL(c);
 	int ret;
 
-	if (!RC_REAL(ibv_destroy_cq))
-		return ENOSYS;
-	if (!rc_v_begin(&c, RC_FN_ibv_destroy_cq,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_destroy_cq)(cq));
+	RC_V_ENTER(c, ibv_destroy_cq);
 	if (c.internal) {
 		if (!rc_v_live(cq, RC_K_CQ, &o))
 			o.handle = 0;
@@ -325,10 +310,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 	RC_CALL(c);
 	int ret, slot;
 
-	if (!RC_REAL(ibv_get_cq_event)) {
-		errno = ENOSYS;
-		return -1;
-	}
+	RC_NEED_REAL(ibv_get_cq_event);
 	rc_call_begin_hot(&c, RC_FN_ibv_get_cq_event, ra);
 	if (c.skip || c.mod == RC_MOD_VERBS || c.mod == RC_MOD_SELF)
 		return RC_FWD(&c, RC_REAL(ibv_get_cq_event)(channel, cq,
@@ -383,8 +365,7 @@ void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 	bool clamp;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_ack_cq_events))
-		return;
+	RC_NEED_REAL(ibv_ack_cq_events);
 	rc_call_begin_hot(&c, RC_FN_ibv_ack_cq_events,
 			  (uintptr_t)__builtin_return_address(0));
 	if (c.skip || c.mod == RC_MOD_VERBS || c.mod == RC_MOD_SELF ||

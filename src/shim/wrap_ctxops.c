@@ -23,7 +23,9 @@
 #include <infiniband/verbs.h>
 
 #include "core/options.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/cm.h"
+#include "shim/verbs.h"
 
 /* The operations followed: field of struct verbs_context (V) or of
  * struct ibv_context_ops (C). */

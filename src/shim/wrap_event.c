@@ -14,7 +14,11 @@
 #include <rdma/rdma_cma.h>
 
 #include "core/options.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/ledger.h"
+#include "shim/threads.h"
+#include "shim/settle.h"
+#include "shim/cm.h"
 
 struct child_arg {
 	struct rc_ref parent;
@@ -185,12 +189,7 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 	RC_CALL(c);
 	int ret;
 
-	if (!RC_REAL(rdma_get_cm_event)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_get_cm_event,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_get_cm_event);
 	if (c.skip)
 		return RC_FWD(&c, RC_REAL(rdma_get_cm_event)(channel, event));
 	/* Look the channel up and count this thread in, under one lock. */
@@ -228,12 +227,7 @@ int rdma_ack_cm_event(struct rdma_cm_event *event)
 	struct rc_obj e;
 	bool lib;
 
-	if (!RC_REAL(rdma_ack_cm_event)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_ack_cm_event,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_ack_cm_event);
 	if (c.skip)
 		return RC_FWD(&c, RC_REAL(rdma_ack_cm_event)(event));
 	/*

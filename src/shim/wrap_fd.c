@@ -24,7 +24,8 @@
 #include <unistd.h>
 
 #include "core/options.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/fd.h"
 
 /* Descriptors beyond this are not followed. */
 #define RC_FD_MAX 65536

@@ -13,7 +13,12 @@
 #include <rdma/rdma_cma.h>
 
 #include "core/options.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/ledger.h"
+#include "shim/watchdog.h"
+#include "shim/settle.h"
+#include "shim/cm.h"
+#include "shim/fd.h"
 
 /* The channel record an id points at, as a reference (0 if untracked). */
 static struct rc_ref channel_ref(struct rdma_event_channel *ch)
@@ -95,12 +100,7 @@ int rdma_create_id(struct rdma_event_channel *channel,
 	unsigned flags;
 	int ret;
 
-	if (!RC_REAL(rdma_create_id)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_create_id,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_create_id);
 	/* The channel's id count is taken with the check: one lookup. */
 	if (!c.skip && !c.internal && channel &&
 	    !rc_require_add(&c, RC_K_CHANNEL, channel, RC_USE,
@@ -330,12 +330,7 @@ int rdma_destroy_id(struct rdma_cm_id *id)
 	struct rc_obj o;
 	int ret, slot;
 
-	if (!RC_REAL(rdma_destroy_id)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_destroy_id,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_destroy_id);
 	if (c.skip)
 		return RC_FWD_CLOSING(&c, RC_REAL(rdma_destroy_id)(id));
 	if (c.internal) {
@@ -394,12 +389,7 @@ int rdma_create_ep(struct rdma_cm_id **id, struct rdma_addrinfo *res,
 	struct rc_obj ai;
 	int ret;
 
-	if (!RC_REAL(rdma_create_ep)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_create_ep,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_create_ep);
 	/*
 	 * Only a freed list is an error: programs may build an
 	 * rdma_addrinfo of their own, which we never saw created.
@@ -427,10 +417,7 @@ void rdma_destroy_ep(struct rdma_cm_id *id)
 	struct rc_obj o;
 	int slot = -1;
 
-	if (!RC_REAL(rdma_destroy_ep))
-		return;
-	rc_call_begin(&c, RC_FN_rdma_destroy_ep,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_destroy_ep);
 	o.handle = 0;
 	if (c.internal && (!rc_reg_get((uintptr_t)id, &o) ||
 			   o.kind != RC_K_ID || o.destroyed))
@@ -495,12 +482,7 @@ int rdma_migrate_id(struct rdma_cm_id *id, struct rdma_event_channel *channel)
 	struct rc_obj o, ch;
 	int ret, slot;
 
-	if (!RC_REAL(rdma_migrate_id)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_migrate_id,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_migrate_id);
 	if (c.skip)
 		return RC_FWD_CLOSING(&c,
 				      RC_REAL(rdma_migrate_id)(id, channel));
@@ -575,12 +557,7 @@ int rdma_get_request(struct rdma_cm_id *listen, struct rdma_cm_id **id)
 	struct rc_obj o;
 	int ret;
 
-	if (!RC_REAL(rdma_get_request)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_get_request,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_get_request);
 	o.handle = 0;
 	if (!c.skip && !c.internal) {
 		if (!rc_require(&c, RC_K_ID, listen, RC_USE, &o))

@@ -17,7 +17,11 @@
 #include <infiniband/ib.h>
 
 #include "core/options.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/ledger.h"
+#include "shim/watchdog.h"
+#include "shim/settle.h"
+#include "shim/cm.h"
 
 /*
  * How many bytes of the address librdmacm compares to find a group; 0
@@ -139,12 +143,7 @@ int rdma_join_multicast(struct rdma_cm_id *id, struct sockaddr *addr,
 	RC_CALL(c);
 	int ret;
 
-	if (!RC_REAL(rdma_join_multicast)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_join_multicast,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_join_multicast);
 	if (!c.skip && !c.internal) {
 		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o) ||
 		    !rc_arg_readable(&c, "addr", addr, sizeof(*addr), true))
@@ -168,12 +167,7 @@ int rdma_join_multicast_ex(struct rdma_cm_id *id,
 	RC_CALL(c);
 	int ret;
 
-	if (!RC_REAL(rdma_join_multicast_ex)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_join_multicast_ex,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_join_multicast_ex);
 	if (!c.skip && !c.internal) {
 		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o))
 			return -1;
@@ -224,12 +218,7 @@ int rdma_leave_multicast(struct rdma_cm_id *id, struct sockaddr *addr)
 	RC_CALL(c);
 	int ret, slot = -1;
 
-	if (!RC_REAL(rdma_leave_multicast)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_leave_multicast,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_leave_multicast);
 	if (!c.skip && !c.internal) {
 		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o) ||
 		    !rc_arg_readable(&c, "addr", addr, sizeof(*addr), true))

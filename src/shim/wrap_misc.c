@@ -10,7 +10,7 @@
 #include "shim/rc_newer.h"
 
 #include "core/options.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
 
 int rdma_getaddrinfo(const char *node, const char *service,
 		     const struct rdma_addrinfo *hints,
@@ -19,12 +19,7 @@ int rdma_getaddrinfo(const char *node, const char *service,
 	RC_CALL(c);
 	int ret;
 
-	if (!RC_REAL(rdma_getaddrinfo)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_getaddrinfo,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_getaddrinfo);
 	ret = RC_FWD(&c, RC_REAL(rdma_getaddrinfo)(node, service, hints, res));
 	if (ret == 0 && !c.skip && res && *res)
 		rc_track(&c, RC_K_ADDRINFO, *res, c.internal ? RC_F_LIB : 0,
@@ -39,10 +34,7 @@ int RC_NAME(rdma_query_addrinfo) RC_PARAMS(rdma_query_addrinfo,
 	RC_CALL(c);
 	int ret;
 
-	if (!RC_REAL(rdma_query_addrinfo)) {
-		errno = ENOSYS;
-		return -1;
-	}
+	RC_NEED_REAL(rdma_query_addrinfo);
 	if (!rc_check_id_call(RC_FN_rdma_query_addrinfo, id, NULL,
 			      RC_RA(rdma_query_addrinfo), &c))
 		return -1;
@@ -59,10 +51,7 @@ void rdma_freeaddrinfo(struct rdma_addrinfo *res)
 	RC_CALL(c);
 	struct rc_obj o;
 
-	if (!RC_REAL(rdma_freeaddrinfo))
-		return;
-	rc_call_begin(&c, RC_FN_rdma_freeaddrinfo,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_freeaddrinfo);
 	if (!c.skip && res) {	/* NULL is a documented no-op */
 		if (c.internal) {
 			if (rc_reg_get((uintptr_t)res, &o) &&
@@ -104,10 +93,7 @@ void rdma_free_devices(struct ibv_context **list)
 	RC_CALL(c);
 	struct rc_obj o;
 
-	if (!RC_REAL(rdma_free_devices))
-		return;
-	rc_call_begin(&c, RC_FN_rdma_free_devices,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_free_devices);
 	if (!c.skip && !c.internal) {
 		if (!rc_require(&c, RC_K_DEVLIST, list, RC_DESTROY, &o))
 			return;

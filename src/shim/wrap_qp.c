@@ -18,7 +18,9 @@
 #include <rdma/rdma_verbs.h>
 
 #include "core/options.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/cm.h"
+#include "shim/verbs.h"
 
 /* rdma_create_qp_ex's attributes name a PD (read safely: any pointer). */
 static bool has_pd(const struct ibv_qp_init_attr_ex *attr)
@@ -151,12 +153,7 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 	struct rc_obj o;
 	int ret;
 
-	if (!RC_REAL(rdma_create_qp)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_create_qp,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_create_qp);
 	if (!c.skip && !c.internal) {
 		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o) ||
 		    !rc_arg_readable(&c, "qp_init_attr", qp_init_attr,
@@ -179,12 +176,7 @@ int rdma_create_qp_ex(struct rdma_cm_id *id,
 	struct rc_obj o;
 	int ret;
 
-	if (!RC_REAL(rdma_create_qp_ex)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_create_qp_ex,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_create_qp_ex);
 	if (!c.skip && !c.internal) {
 		if (!rc_require(&c, RC_K_ID, id, RC_USE, &o) ||
 		    !rc_arg_readable(&c, "qp_init_attr", qp_init_attr,
@@ -235,10 +227,7 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 	bool known = false;
 
 	o.handle = 0;
-	if (!RC_REAL(rdma_destroy_qp))
-		return;
-	rc_call_begin(&c, RC_FN_rdma_destroy_qp,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_destroy_qp);
 	if (c.skip) {
 		RC_FWDV(&c, RC_REAL(rdma_destroy_qp)(id));
 		return;
@@ -307,13 +296,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_create_qp)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_create_qp,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_create_qp)(pd, qp_init_attr));
+	RC_V_ENTER(c, ibv_create_qp);
 	if (!c.internal && !check_qp_attr(&c, pd, qp_init_attr)) {
 		errno = EINVAL;
 		return NULL;
@@ -337,11 +320,7 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 	struct rc_obj q;
 	int ret;
 
-	if (!RC_REAL(ibv_destroy_qp))
-		return ENOSYS;
-	if (!rc_v_begin(&c, RC_FN_ibv_destroy_qp,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_destroy_qp)(qp));
+	RC_V_ENTER(c, ibv_destroy_qp);
 	if (c.internal) {
 		if (!rc_v_live(qp, RC_K_QP, &q))
 			q.handle = 0;
@@ -371,13 +350,7 @@ struct ibv_srq *ibv_create_srq(struct ibv_pd *pd,
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_create_srq)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_create_srq,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_create_srq)(pd, srq_init_attr));
+	RC_V_ENTER(c, ibv_create_srq);
 	if (!c.internal && (!rc_v_require(&c, RC_K_PD, pd, RC_USE, &o) ||
 			    !rc_arg_readable(&c, "srq_init_attr", srq_init_attr,
 					     sizeof(*srq_init_attr), false))) {
@@ -399,11 +372,7 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 	struct rc_obj q;
 	int ret;
 
-	if (!RC_REAL(ibv_destroy_srq))
-		return ENOSYS;
-	if (!rc_v_begin(&c, RC_FN_ibv_destroy_srq,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_destroy_srq)(srq));
+	RC_V_ENTER(c, ibv_destroy_srq);
 	if (c.internal) {
 		if (!rc_v_live(srq, RC_K_SRQ, &q))
 			q.handle = 0;
@@ -433,12 +402,7 @@ int rdma_create_srq(struct rdma_cm_id *id, struct ibv_pd *pd,
 	struct rc_obj o;
 	int ret;
 
-	if (!RC_REAL(rdma_create_srq)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_create_srq,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_create_srq);
 	if (!c.skip && !c.internal &&
 	    (!rc_require(&c, RC_K_ID, id, RC_USE, &o) ||
 	     !rc_arg_readable(&c, "attr", attr, sizeof(*attr), false)))
@@ -457,12 +421,7 @@ int rdma_create_srq_ex(struct rdma_cm_id *id,
 	struct rc_obj o;
 	int ret;
 
-	if (!RC_REAL(rdma_create_srq_ex)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rdma_create_srq_ex,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_create_srq_ex);
 	if (!c.skip && !c.internal &&
 	    (!rc_require(&c, RC_K_ID, id, RC_USE, &o) ||
 	     !rc_arg_readable(&c, "attr", attr, sizeof(*attr), false)))
@@ -506,10 +465,7 @@ void rdma_destroy_srq(struct rdma_cm_id *id)
 	RC_CALL(c);
 	struct rc_obj o, q;
 
-	if (!RC_REAL(rdma_destroy_srq))
-		return;
-	rc_call_begin(&c, RC_FN_rdma_destroy_srq,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rdma_destroy_srq);
 	if (c.skip) {
 		RC_FWDV(&c, RC_REAL(rdma_destroy_srq)(id));
 		return;

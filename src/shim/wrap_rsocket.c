@@ -33,7 +33,8 @@
 
 #include "core/options.h"
 #include "unwind/stack.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/rsocket.h"
 
 #define RC_RS_MAX	(1 << 16)
 
@@ -226,12 +227,7 @@ int rsocket(int domain, int type, int protocol)
 	RC_CALL(c);
 	int s;
 
-	if (!RC_REAL(rsocket)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rsocket,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rsocket);
 	s = RC_FWD(&c, RC_REAL(rsocket)(domain, type, protocol));
 	if (s >= 0 && !c.skip)
 		rs_opened(&c, s);
@@ -243,10 +239,7 @@ int raccept(int socket, struct sockaddr *addr, socklen_t *addrlen)
 	RC_CALL(c);
 	int s;
 
-	if (!RC_REAL(raccept)) {
-		errno = ENOSYS;
-		return -1;
-	}
+	RC_NEED_REAL(raccept);
 	if (rs_check(&c, RC_FN_raccept, socket,
 		     (uintptr_t)__builtin_return_address(0)) != RS_OK)
 		return -1;
@@ -288,12 +281,7 @@ int rclose(int socket)
 	RC_CALL(c);
 	struct rc_obj o;
 
-	if (!RC_REAL(rclose)) {
-		errno = ENOSYS;
-		return -1;
-	}
-	rc_call_begin(&c, RC_FN_rclose,
-		      (uintptr_t)__builtin_return_address(0));
+	RC_ENTER(c, rclose);
 	if (c.skip) {
 		return RC_FWD(&c, RC_REAL(rclose)(socket));
 	} else if (c.internal || rs_state(socket) == RC_RS_LIVE) {
@@ -333,10 +321,7 @@ off_t riomap(int socket, void *buf, size_t len, int prot, int flags,
 	RC_CALL(c);
 	off_t ret;
 
-	if (!RC_REAL(riomap)) {
-		errno = ENOSYS;
-		return -1;
-	}
+	RC_NEED_REAL(riomap);
 	if (rs_check(&c, RC_FN_riomap, socket,
 		     (uintptr_t)__builtin_return_address(0)) != RS_OK)
 		return -1;
@@ -352,10 +337,7 @@ int riounmap(int socket, void *buf, size_t len)
 	RC_CALL(c);
 	int ret;
 
-	if (!RC_REAL(riounmap)) {
-		errno = ENOSYS;
-		return -1;
-	}
+	RC_NEED_REAL(riounmap);
 	if (rs_check(&c, RC_FN_riounmap, socket,
 		     (uintptr_t)__builtin_return_address(0)) != RS_OK)
 		return -1;
@@ -371,10 +353,7 @@ int rfcntl(int socket, int cmd, ...)
 	va_list ap;
 	long arg;
 
-	if (!RC_REAL(rfcntl)) {
-		errno = ENOSYS;
-		return -1;
-	}
+	RC_NEED_REAL(rfcntl);
 	va_start(ap, cmd);
 	arg = va_arg(ap, long);
 	va_end(ap);
@@ -507,10 +486,7 @@ int rselect(int nfds, fd_set *readfds, fd_set *writefds, fd_set *exceptfds,
 	unsigned n = 0;
 	int fd;
 
-	if (!RC_REAL(rselect)) {
-		errno = ENOSYS;
-		return -1;
-	}
+	RC_NEED_REAL(rselect);
 	/* librdmacm reads the sets in FD_SETSIZE words (rs_select_to_poll) */
 	if (!rs_array_ok(RC_FN_rselect, "readfds", readfds,
 			 readfds ? sizeof(*readfds) : 0, ra) ||

@@ -15,7 +15,11 @@
 #include <string.h>
 #include <rdma/rdma_cma.h>
 
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/settle.h"
+#include "shim/cm.h"
+#include "shim/verbs.h"
+#include "shim/fd.h"
 
 /* The id a library-held event is charged to: CONNECT_REQUEST the listener. */
 static uintptr_t charged_to(const struct rdma_cm_event *ev, uintptr_t self)

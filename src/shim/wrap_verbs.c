@@ -24,7 +24,9 @@
 #include <infiniband/verbs.h>
 
 #include "core/options.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/verbs.h"
+#include "shim/cqcount.h"
 
 bool rc_v_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 {
@@ -466,13 +468,7 @@ struct ibv_device **ibv_get_device_list(int *num_devices)
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_get_device_list)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_get_device_list,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_get_device_list)(num_devices));
+	RC_V_ENTER(c, ibv_get_device_list);
 	list = RC_FWD(&c, RC_REAL(ibv_get_device_list)(num_devices));
 	if (list)
 		rc_v_track(&c, RC_K_IBV_DEVLIST, list, NULL, 0, &o);
@@ -484,13 +480,7 @@ void ibv_free_device_list(struct ibv_device **list)
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_free_device_list))
-		return;
-	if (!rc_v_begin(&c, RC_FN_ibv_free_device_list,
-			(uintptr_t)__builtin_return_address(0))) {
-		RC_FWDV(&c, RC_REAL(ibv_free_device_list)(list));
-		return;
-	}
+	RC_V_ENTER(c, ibv_free_device_list);
 	if (c.internal) {
 		if (!rc_v_live(list, RC_K_IBV_DEVLIST, &o))
 			o.handle = 0;
@@ -519,13 +509,7 @@ struct ibv_context *ibv_open_device(struct ibv_device *device)
 	struct ibv_context *ctx;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_open_device)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_open_device,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_open_device)(device));
+	RC_V_ENTER(c, ibv_open_device);
 	if (!c.internal && !rc_v_plausible_device(device)) {
 		struct rc_finding f;
 
@@ -551,13 +535,7 @@ struct ibv_context *ibv_import_device(int cmd_fd)
 	struct ibv_context *ctx;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_import_device)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_import_device,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_import_device)(cmd_fd));
+	RC_V_ENTER(c, ibv_import_device);
 	ctx = RC_FWD(&c, RC_REAL(ibv_import_device)(cmd_fd));
 	if (ctx)
 		track_context(&c, ctx, RC_F_IMPORTED);
@@ -570,11 +548,7 @@ int ibv_close_device(struct ibv_context *context)
 	RC_CALL(c);
 	int ret;
 
-	if (!RC_REAL(ibv_close_device))
-		return ENOSYS;
-	if (!rc_v_begin(&c, RC_FN_ibv_close_device,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_close_device)(context));
+	RC_V_ENTER(c, ibv_close_device);
 	if (c.internal) {
 		if (!rc_v_live(context, RC_K_CONTEXT, &o))
 			o.handle = 0;
@@ -623,13 +597,7 @@ struct ibv_pd *ibv_alloc_pd(struct ibv_context *context)
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_alloc_pd)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_alloc_pd,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_alloc_pd)(context));
+	RC_V_ENTER(c, ibv_alloc_pd);
 	if (!c.internal && !rc_v_require(&c, RC_K_CONTEXT, context, RC_USE,
 					 &o)) {
 		errno = EINVAL;
@@ -648,13 +616,7 @@ struct ibv_pd *ibv_import_pd(struct ibv_context *context, uint32_t pd_handle)
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_import_pd)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_import_pd,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_import_pd)(context, pd_handle));
+	RC_V_ENTER(c, ibv_import_pd);
 	pd = RC_FWD(&c, RC_REAL(ibv_import_pd)(context, pd_handle));
 	if (pd)
 		rc_v_track(&c, RC_K_PD, pd, on_context(&l, context),
@@ -690,11 +652,7 @@ int ibv_dealloc_pd(struct ibv_pd *pd)
 	RC_CALL(c);
 	int ret;
 
-	if (!RC_REAL(ibv_dealloc_pd))
-		return ENOSYS;
-	if (!rc_v_begin(&c, RC_FN_ibv_dealloc_pd,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_dealloc_pd)(pd));
+	RC_V_ENTER(c, ibv_dealloc_pd);
 	if (!check_pd_goes(&c, pd, &o))
 		return o.handle ? EBUSY : EINVAL;
 	ret = RC_FWD(&c, RC_REAL(ibv_dealloc_pd)(pd));
@@ -708,13 +666,7 @@ void ibv_unimport_pd(struct ibv_pd *pd)
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_unimport_pd))
-		return;
-	if (!rc_v_begin(&c, RC_FN_ibv_unimport_pd,
-			(uintptr_t)__builtin_return_address(0))) {
-		RC_FWDV(&c, RC_REAL(ibv_unimport_pd)(pd));
-		return;
-	}
+	RC_V_ENTER(c, ibv_unimport_pd);
 	if (!check_pd_goes(&c, pd, &o))
 		return;
 	rc_v_gone(&c, &o);
@@ -748,14 +700,7 @@ struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 {
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_reg_mr)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_reg_mr,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_reg_mr)(pd, addr, length,
-						       access));
+	RC_V_ENTER(c, ibv_reg_mr);
 	if (!check_on_pd(&c, pd)) {
 		errno = EINVAL;
 		return NULL;
@@ -770,14 +715,7 @@ struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
 {
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_reg_mr_iova)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_reg_mr_iova,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_reg_mr_iova)(pd, addr, length,
-							    iova, access));
+	RC_V_ENTER(c, ibv_reg_mr_iova);
 	if (!check_on_pd(&c, pd)) {
 		errno = EINVAL;
 		return NULL;
@@ -791,14 +729,7 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
 {
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_reg_mr_iova2)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_reg_mr_iova2,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_reg_mr_iova2)(pd, addr, length,
-							     iova, access));
+	RC_V_ENTER(c, ibv_reg_mr_iova2);
 	if (!check_on_pd(&c, pd)) {
 		errno = EINVAL;
 		return NULL;
@@ -813,14 +744,7 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 {
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_reg_dmabuf_mr)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_reg_dmabuf_mr,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_reg_dmabuf_mr)(pd, offset,
-				length, iova, fd, access));
+	RC_V_ENTER(c, ibv_reg_dmabuf_mr);
 	if (!check_on_pd(&c, pd)) {
 		errno = EINVAL;
 		return NULL;
@@ -833,13 +757,7 @@ struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 {
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_import_mr)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_import_mr,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_import_mr)(pd, mr_handle));
+	RC_V_ENTER(c, ibv_import_mr);
 	return track_mr(&c, RC_FWD(&c, RC_REAL(ibv_import_mr)(pd, mr_handle)),
 			pd, RC_F_IMPORTED);
 }
@@ -862,14 +780,7 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	RC_CALL(c);
 	int ret;
 
-	if (!RC_REAL(ibv_rereg_mr)) {
-		errno = ENOSYS;
-		return IBV_REREG_MR_ERR_INPUT;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_rereg_mr,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_rereg_mr)(mr, flags, pd, addr,
-							 length, access));
+	RC_V_ENTER(c, ibv_rereg_mr);
 	if (!c.internal) {
 		if (!rc_v_require(&c, RC_K_MR, mr, RC_USE, &o) ||
 		    ((flags & IBV_REREG_MR_CHANGE_PD) &&
@@ -912,11 +823,7 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 	RC_CALL(c);
 	int ret;
 
-	if (!RC_REAL(ibv_dereg_mr))
-		return ENOSYS;
-	if (!rc_v_begin(&c, RC_FN_ibv_dereg_mr,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_dereg_mr)(mr));
+	RC_V_ENTER(c, ibv_dereg_mr);
 	if (!check_mr_goes(&c, mr, &o))
 		return EINVAL;
 	ret = RC_FWD(&c, RC_REAL(ibv_dereg_mr)(mr));
@@ -930,13 +837,7 @@ void ibv_unimport_mr(struct ibv_mr *mr)
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_unimport_mr))
-		return;
-	if (!rc_v_begin(&c, RC_FN_ibv_unimport_mr,
-			(uintptr_t)__builtin_return_address(0))) {
-		RC_FWDV(&c, RC_REAL(ibv_unimport_mr)(mr));
-		return;
-	}
+	RC_V_ENTER(c, ibv_unimport_mr);
 	if (!check_mr_goes(&c, mr, &o))
 		return;
 	rc_v_gone(&c, &o);
@@ -952,13 +853,7 @@ struct ibv_ah *ibv_create_ah(struct ibv_pd *pd, struct ibv_ah_attr *attr)
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_create_ah)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_create_ah,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_create_ah)(pd, attr));
+	RC_V_ENTER(c, ibv_create_ah);
 	if (!check_on_pd(&c, pd) ||
 	    !rc_arg_readable(&c, "attr", attr, sizeof(*attr), false)) {
 		errno = EINVAL;
@@ -978,14 +873,7 @@ struct ibv_ah *ibv_create_ah_from_wc(struct ibv_pd *pd, struct ibv_wc *wc,
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_create_ah_from_wc)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_create_ah_from_wc,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_create_ah_from_wc)(pd, wc, grh,
-								  port_num));
+	RC_V_ENTER(c, ibv_create_ah_from_wc);
 	if (!check_on_pd(&c, pd)) {
 		errno = EINVAL;
 		return NULL;
@@ -1004,11 +892,7 @@ int ibv_destroy_ah(struct ibv_ah *ah)
 	RC_CALL(c);
 	int ret;
 
-	if (!RC_REAL(ibv_destroy_ah))
-		return ENOSYS;
-	if (!rc_v_begin(&c, RC_FN_ibv_destroy_ah,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_destroy_ah)(ah));
+	RC_V_ENTER(c, ibv_destroy_ah);
 	if (c.internal) {
 		if (!rc_v_live(ah, RC_K_AH, &o))
 			o.handle = 0;
@@ -1030,13 +914,7 @@ struct ibv_dm *ibv_import_dm(struct ibv_context *context, uint32_t dm_handle)
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_import_dm)) {
-		errno = ENOSYS;
-		return NULL;
-	}
-	if (!rc_v_begin(&c, RC_FN_ibv_import_dm,
-			(uintptr_t)__builtin_return_address(0)))
-		return RC_FWD(&c, RC_REAL(ibv_import_dm)(context, dm_handle));
+	RC_V_ENTER(c, ibv_import_dm);
 	dm = RC_FWD(&c, RC_REAL(ibv_import_dm)(context, dm_handle));
 	if (dm)
 		rc_v_track(&c, RC_K_DM, dm, on_context(&l, context),
@@ -1049,13 +927,7 @@ void ibv_unimport_dm(struct ibv_dm *dm)
 	struct rc_obj o;
 	RC_CALL(c);
 
-	if (!RC_REAL(ibv_unimport_dm))
-		return;
-	if (!rc_v_begin(&c, RC_FN_ibv_unimport_dm,
-			(uintptr_t)__builtin_return_address(0))) {
-		RC_FWDV(&c, RC_REAL(ibv_unimport_dm)(dm));
-		return;
-	}
+	RC_V_ENTER(c, ibv_unimport_dm);
 	if (c.internal) {
 		if (!rc_v_live(dm, RC_K_DM, &o))
 			o.handle = 0;

@@ -18,7 +18,9 @@
 #include "core/lock.h"
 #include "core/options.h"
 #include "core/registry.h"
-#include "shim/wrap.h"
+#include "shim/call.h"
+#include "shim/ledger.h"
+#include "shim/cqcount.h"
 
 /* The shim's constructor is not linked in; captures are not needed. */
 int rc_init_state = RC_INIT_DONE;
