@@ -32,11 +32,11 @@
  * fast_unwind: a frame-pointer walk from the wrapper's frame, checked
  * frame by frame (inside this thread's stack, increasing, returning into
  * an executable segment of an object loaded now); it stops at the first
- * frame that fails.  The objects loaded now: a sorted map of them, made
- * again when dl_iterate_phdr's load/unload counters move, which also
- * gives the CFI walk's misses each object's .eh_frame_hdr.  On x86_64 the
- * walk asks the CFI rule cache, which knows each return address once
- * seen, so a capture does not read those counters (the loader's lock).
+ * frame that fails.  The objects loaded now are modules.c's map, which
+ * also gives the CFI walk's misses each object's .eh_frame_hdr.  On
+ * x86_64 the walk asks the CFI rule cache, which knows each return
+ * address once seen, so a capture does not read the map's counters (the
+ * loader's lock).
  *
  * Depot: a fixed array of hash buckets, each a chain of immutable entries
  * carved from mmap()ed arena chunks.  Lookups are lock-free (acquire loads
@@ -73,6 +73,7 @@
 #include <unwind.h>
 
 #include "core/rdmacheck.h"
+#include "unwind/modules.h"
 #include "unwind/stack.h"
 #include "unwind/unwind_cfi.h"
 
@@ -457,173 +458,16 @@ static inline rc_stack_id depot_get(const uintptr_t *pcs, unsigned n)
 	return depot_get_h(hash_pcs(pcs, n), pcs, n);
 }
 
-/*
- * The executable PT_LOAD segments of the loaded objects, sorted; with
- * each, its object's .eh_frame_hdr and the PT_LOAD segment holding it
- * (for the CFI unwinder's misses).
- */
-struct text_seg {
-	uintptr_t lo, hi;
-	uintptr_t hdr, hdr_lo, hdr_hi;	/* hdr 0: no PT_GNU_EH_FRAME */
-};
-
-struct text_map {
-	unsigned n, cap;
-	unsigned long long adds, subs;	/* dl_iterate_phdr's, when made */
-	struct text_seg r[];
-};
-
-static _Atomic(struct text_map *) texts;
-static pthread_mutex_t text_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/* How often objects were loaded and unloaded: changes mean a new map. */
-static int count_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	unsigned long long *c = arg;
-
-	if (size >= offsetof(struct dl_phdr_info, dlpi_subs) +
-		    sizeof(info->dlpi_subs)) {
-		c[0] = info->dlpi_adds;
-		c[1] = info->dlpi_subs;
-	}
-	return 1;
-}
-
-static int text_cb(struct dl_phdr_info *info, size_t size, void *arg)
-{
-	struct text_map *m = arg;
-	uintptr_t hdr = 0, hdr_lo = 0, hdr_hi = 0, lo;
-	int i;
-
-	(void)size;
-	for (i = 0; i < info->dlpi_phnum; i++)
-		if (info->dlpi_phdr[i].p_type == PT_GNU_EH_FRAME)
-			hdr = info->dlpi_addr + info->dlpi_phdr[i].p_vaddr;
-	for (i = 0; hdr && i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		lo = info->dlpi_addr + ph->p_vaddr;
-		if (ph->p_type == PT_LOAD && (ph->p_flags & PF_R) &&
-		    hdr - lo < ph->p_memsz) {
-			hdr_lo = lo;
-			hdr_hi = lo + ph->p_memsz;
-		}
-	}
-	if (!hdr_hi)
-		hdr = 0;
-	for (i = 0; i < info->dlpi_phnum; i++) {
-		const ElfW(Phdr) *ph = &info->dlpi_phdr[i];
-
-		if (ph->p_type != PT_LOAD || !(ph->p_flags & PF_X))
-			continue;
-		if (m->n < m->cap) {
-			struct text_seg *t = &m->r[m->n];
-
-			t->lo = info->dlpi_addr + ph->p_vaddr;
-			t->hi = t->lo + ph->p_memsz;
-			t->hdr = hdr;
-			t->hdr_lo = hdr_lo;
-			t->hdr_hi = hdr_hi;
-		}
-		m->n++;
-	}
-	return 0;
-}
-
-/* The segment of m holding pc, or NULL. */
-static const struct text_seg *text_find(const struct text_map *m,
-					uintptr_t pc)
-{
-	unsigned lo = 0, hi = m->n, mid;
-
-	/* The last range starting at or below pc. */
-	while (hi - lo > 1) {
-		mid = (lo + hi) / 2;
-		if (m->r[mid].lo <= pc)
-			lo = mid;
-		else
-			hi = mid;
-	}
-	if (!m->n || pc < m->r[lo].lo || pc >= m->r[lo].hi)
-		return NULL;
-	return &m->r[lo];
-}
-
 #ifndef RC_CFI	/* fp_walk asks the CFI rule cache instead */
 /* The range of m holding pc in *r, or false. */
-static bool in_text(const struct text_map *m, uintptr_t pc, uintptr_t *r)
+static bool in_text(const struct rc_text_map *m, uintptr_t pc, uintptr_t *r)
 {
-	const struct text_seg *t = text_find(m, pc);
+	const struct rc_text_seg *t = rc_modules_find(m, pc);
 
 	if (!t)
 		return false;
 	r[0] = t->lo;
 	r[1] = t->hi;
-	return true;
-}
-#endif
-
-/*
- * The map of the objects loaded now: one dl_iterate_phdr() step to read
- * its counters, a new map when they moved.  Old maps are kept (a reader
- * may hold one): one per dlopen() or dlclose() seen, a page or two each.
- */
-static const struct text_map *text_current(void)
-{
-	struct text_map probe = { 0 }, *m;
-	unsigned long long c[2] = { 0, 0 };
-	size_t sz;
-	unsigned i, j;
-
-	dl_iterate_phdr(count_cb, c);
-	m = atomic_load_explicit(&texts, memory_order_acquire);
-	if (RC_LIKELY(m && m->adds == c[0] && m->subs == c[1]))
-		return m;
-	pthread_mutex_lock(&text_lock);
-	m = atomic_load_explicit(&texts, memory_order_relaxed);
-	if (m && m->adds == c[0] && m->subs == c[1])
-		goto out;			/* another thread made it */
-	dl_iterate_phdr(text_cb, &probe);
-	sz = sizeof(*m) + (probe.n + 16) * sizeof(m->r[0]);
-	m = mmap(NULL, sz, PROT_READ | PROT_WRITE,
-		 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (m == MAP_FAILED) {
-		m = NULL;
-		goto out;
-	}
-	m->cap = probe.n + 16;
-	m->adds = c[0];
-	m->subs = c[1];
-	dl_iterate_phdr(text_cb, m);
-	if (m->n > m->cap)
-		m->n = m->cap;
-	for (i = 1; i < m->n; i++)		/* insertion sort: ~50 */
-		for (j = i; j && m->r[j - 1].lo > m->r[j].lo; j--) {
-			struct text_seg t = m->r[j];
-
-			m->r[j] = m->r[j - 1];
-			m->r[j - 1] = t;
-		}
-	atomic_store_explicit(&texts, m, memory_order_release);
-out:
-	pthread_mutex_unlock(&text_lock);
-	return m;
-}
-
-#ifdef RC_CFI
-bool rc_cfi_module_of(uintptr_t pc, struct rc_cfi_module *mod)
-{
-	const struct text_map *m = text_current();
-	const struct text_seg *t = m ? text_find(m, pc - 1) : NULL;
-
-	if (!t)
-		return false;
-	mod->text_lo = t->lo;
-	mod->text_hi = t->hi;
-	mod->hdr = t->hdr;
-	mod->lo = t->hdr_lo;
-	mod->hi = t->hdr_hi;
-	mod->subs = m->subs;
 	return true;
 }
 #endif
@@ -905,7 +749,7 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp,
 	struct walk_memo *m;
 #else
 	uintptr_t seg[2] = { 0, 0 };	/* the segment of the last frame */
-	const struct text_map *m = NULL;
+	const struct rc_text_map *m = NULL;
 #endif
 	uintptr_t slo = atomic_load_explicit(&self_lo, memory_order_relaxed);
 	uintptr_t shi = atomic_load_explicit(&self_hi, memory_order_relaxed);
@@ -946,7 +790,7 @@ fp_walk(const void *frame, uintptr_t *out, unsigned max, uint64_t *hp,
 		/* Most frames return into the segment the last one did. */
 		if (pc - seg[0] >= seg[1] - seg[0]) {
 			if (!m)
-				m = text_current();
+				m = rc_modules_current();
 			if (!m || !in_text(m, pc, seg))
 				break;
 		}
@@ -1409,15 +1253,14 @@ static bool sig_peek(uintptr_t a, uintptr_t *v)
  * capture made (never made again here: dl_iterate_phdr locks).  Without
  * a map, any pc above the first page passes.
  */
-static const struct text_seg *sig_text(uintptr_t pc)
+static const struct rc_text_seg *sig_text(uintptr_t pc)
 {
-	static const struct text_seg any;
-	const struct text_map *m = atomic_load_explicit(&texts,
-							memory_order_acquire);
+	static const struct rc_text_seg any;
+	const struct rc_text_map *m = rc_modules_last();
 
 	if (pc < 4096)
 		return NULL;
-	return m ? text_find(m, pc - 1) : &any;
+	return m ? rc_modules_find(m, pc - 1) : &any;
 }
 
 /* Frame pointers: the record at bp holds the caller's bp and pc. */
@@ -1444,15 +1287,15 @@ static bool sig_fp_step(struct sig_cursor *c)
 static uint64_t sig_rule(uintptr_t key)
 {
 	uint64_t r = rc_cfi_cached(key);
-	const struct text_map *m;
-	const struct text_seg *t;
+	const struct rc_text_map *m;
+	const struct rc_text_seg *t;
 	struct rc_cfi_module mod;
 	uintptr_t lo;
 
 	if (r)
 		return r;
-	m = atomic_load_explicit(&texts, memory_order_acquire);
-	t = m ? text_find(m, key - 1) : NULL;
+	m = rc_modules_last();
+	t = m ? rc_modules_find(m, key - 1) : NULL;
 	if (!t || !t->hdr)
 		return 0;
 	lo = t->hdr_lo & ~(uintptr_t)4095;
@@ -1595,7 +1438,7 @@ void rc_stack_atfork_child(void)
 {
 	/* The parent's locks may have been held by a thread that is gone. */
 	pthread_mutex_init(&depot_lock, NULL);
-	pthread_mutex_init(&text_lock, NULL);
+	rc_modules_atfork_child();
 #ifdef RC_CFI
 	rc_cfi_atfork_child();
 #endif

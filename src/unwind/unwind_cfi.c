@@ -5,7 +5,7 @@
  * the global cache of rules (unwind_cfi.h has the fast half: lookup and
  * step).
  *
- * A miss finds the module (stack.c's map of loaded objects), binary
+ * A miss finds the module (modules.c's map of loaded objects), binary
  * searches .eh_frame_hdr's table for the FDE, reads the FDE and its CIE
  * (augmentations z, R, P, L; S is a signal frame: bad), and runs the
  * CIE's and the FDE's CFA programs up to the pc.  Only what the step
@@ -30,6 +30,7 @@
 #include <string.h>
 
 #include "core/leb128.h"
+#include "unwind/modules.h"
 #include "unwind/unwind_cfi.h"
 
 #ifdef RC_CFI
@@ -594,6 +595,27 @@ uint64_t rc_cfi_cached(uintptr_t pc)
 	return 0;
 }
 
+/*
+ * The module whose executable segment holds pc - 1 (the call a return
+ * address follows), from the map of the objects loaded now; false when
+ * none does.
+ */
+static bool module_of(uintptr_t pc, struct rc_cfi_module *mod)
+{
+	const struct rc_text_map *m = rc_modules_current();
+	const struct rc_text_seg *t = m ? rc_modules_find(m, pc - 1) : NULL;
+
+	if (!t)
+		return false;
+	mod->text_lo = t->lo;
+	mod->text_hi = t->hi;
+	mod->hdr = t->hdr;
+	mod->lo = t->hdr_lo;
+	mod->hi = t->hdr_hi;
+	mod->subs = m->subs;
+	return true;
+}
+
 uint64_t rc_cfi_slow(uintptr_t pc)
 {
 	struct rc_cfi_module m;
@@ -607,7 +629,7 @@ uint64_t rc_cfi_slow(uintptr_t pc)
 	if (r)
 		return r;
 	pthread_mutex_lock(&cfi_lock);
-	if (!rc_cfi_module_of(pc, &m)) {
+	if (!module_of(pc, &m)) {
 		/* Not in any loaded object's text: garbage, never cached. */
 		pthread_mutex_unlock(&cfi_lock);
 		return 0;

@@ -14,9 +14,9 @@
  * an offset, no FDE) have a "bad" rule, cached too: the caller then
  * unwinds the whole stack with libunwind or libgcc instead.
  *
- * stack.c owns the walk (its skipping of our frames), the bounds of this
- * thread's stack and the map of loaded modules; rc_cfi_module_of() is
- * its part of the miss path.  When a module was unloaded since the
+ * stack.c owns the walk (its skipping of our frames) and the bounds of
+ * this thread's stack; a miss finds its module in modules.c's map of the
+ * objects loaded now.  When a module was unloaded since the
  * cache was filled (dl_iterate_phdr's unload counter moved), the next
  * miss empties it.  Not async-signal-safe (the miss path locks), but
  * for the lookups without a miss (rc_cfi_rule, rc_cfi_cached) and
@@ -42,13 +42,6 @@ struct rc_cfi_module {
 	uintptr_t lo, hi;		/* the PT_LOAD segment holding hdr */
 	unsigned long long subs;	/* dl_iterate_phdr's unloads */
 };
-
-/*
- * stack.c: the module whose executable segment holds pc - 1 (the call
- * a return address follows), from the map of the objects loaded now;
- * false when none does.
- */
-bool rc_cfi_module_of(uintptr_t pc, struct rc_cfi_module *mod);
 
 /*
  * A rule, 64 bits (0: none known): bits 0-2 its kind (one of three,
