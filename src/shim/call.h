@@ -61,6 +61,44 @@ void rc_call_end(struct rc_call *c);
 	(c)->fwd = true;						\
 } while (0)
 
+/*
+ * What the lifecycle does at a call, reached only through these hooks:
+ * lifecycle.c defines rc_lifecycle_hooks, and the call protocol's weak
+ * default does nothing, so that it links without the lifecycle (the unit
+ * tests).  A definition, not a registration at run time: a wrapper may
+ * run before any constructor of ours.
+ */
+struct rc_lifecycle_hooks {
+	void (*init)(void);	/* until the constructor has run */
+	void (*first_use)(void);	/* the process's first call */
+	void (*alt_stack)(void);	/* a thread's first call */
+};
+extern const struct rc_lifecycle_hooks rc_lifecycle_hooks;
+
+/* Make sure the constructor ran (wrappers may run before it); inline:
+ * one load on every call once it has. */
+enum { RC_INIT_NONE, RC_INIT_RUNNING, RC_INIT_DONE };
+extern int rc_init_state;
+static inline void rc_ensure_init(void)
+{
+	if (RC_LIKELY(__atomic_load_n(&rc_init_state, __ATOMIC_ACQUIRE) ==
+		      RC_INIT_DONE))
+		return;
+	rc_lifecycle_hooks.init();
+}
+
+/* The process has made an intercepted call (set by the first_use hook). */
+extern bool rc_used;
+
+/* An alternate signal stack for the calling thread, once (the alt_stack
+ * hook): a stack overflow still leaves a crash report. */
+extern RC_TLS bool rc_alt_done;
+static inline void rc_thread_alt_stack(void)
+{
+	if (RC_UNLIKELY(!rc_alt_done))
+		rc_lifecycle_hooks.alt_stack();
+}
+
 /* Start a call: init check, recursion guard, classification. */
 void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr);
 

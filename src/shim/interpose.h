@@ -88,34 +88,6 @@ bool rc_caller_internal(uintptr_t ret_addr);
 /* Log a line for verbosity >= 1 (ownership) or 2 (every call). */
 void rc_trace_call(enum rc_fn fn, unsigned mod, const void *arg0);
 
-/* Make sure the constructor ran (wrappers may run before it); inline:
- * one load on every call once it has. */
-enum { RC_INIT_NONE, RC_INIT_RUNNING, RC_INIT_DONE };
-extern int rc_init_state;
-void rc_ensure_init_slow(void);
-static inline void rc_ensure_init(void)
-{
-	if (RC_LIKELY(__atomic_load_n(&rc_init_state, __ATOMIC_ACQUIRE) ==
-		      RC_INIT_DONE))
-		return;
-	rc_ensure_init_slow();
-}
-
-/* The process's first intercepted call (lifecycle.c); rc_used says it
- * happened. */
-extern bool rc_used;
-void rc_first_use(void);
-
-/* An alternate signal stack for the calling thread, once (lifecycle.c):
- * a stack overflow still leaves a crash report. */
-extern RC_TLS bool rc_alt_done;
-void rc_thread_alt_stack_slow(void);
-static inline void rc_thread_alt_stack(void)
-{
-	if (RC_UNLIKELY(!rc_alt_done))
-		rc_thread_alt_stack_slow();
-}
-
 /*
  * Recursion guard: set while our own bookkeeping runs; a wrapper entered
  * while it is set forwards untouched.

@@ -34,11 +34,9 @@
 
 void rc_pid_atfork_child(void);
 
-int rc_init_state;
 static pid_t init_tid;
 static volatile sig_atomic_t crashed;
 static void die_of(int sig);
-bool rc_used;	/* this process made an intercepted call */
 
 static void reset_services(void);
 
@@ -201,7 +199,6 @@ static void install_fatal_handlers(void)
 #define ALT_STACK_SIZE (64 * 1024)
 static pthread_key_t alt_key;
 static pthread_once_t alt_once = PTHREAD_ONCE_INIT;
-RC_TLS bool rc_alt_done;
 
 static void alt_free(void *p)
 {
@@ -217,7 +214,7 @@ static void alt_key_make(void)
 		alt_key = (pthread_key_t)-1;
 }
 
-void rc_thread_alt_stack_slow(void)
+static void alt_stack_hook(void)
 {
 	stack_t ss, old;
 	void *p;
@@ -762,7 +759,7 @@ static void start_services(void)
  * process that never calls librdmacm (a shell or timeout(1) that inherited
  * LD_PRELOAD) starts nothing and writes nothing.
  */
-void rc_first_use(void)
+static void first_use_hook(void)
 {
 	if (__atomic_exchange_n(&rc_used, true, __ATOMIC_ACQ_REL))
 		return;
@@ -813,7 +810,7 @@ static void init(void)
 	pthread_atfork(NULL, NULL, atfork_child);
 }
 
-void rc_ensure_init_slow(void)
+static void init_hook(void)
 {
 	int expected = RC_INIT_NONE;
 
@@ -834,6 +831,13 @@ void rc_ensure_init_slow(void)
 	       RC_INIT_DONE)
 		sched_yield();
 }
+
+/* The call protocol's view of the lifecycle (shim/call.h). */
+const struct rc_lifecycle_hooks rc_lifecycle_hooks = {
+	.init = init_hook,
+	.first_use = first_use_hook,
+	.alt_stack = alt_stack_hook,
+};
 
 __attribute__((constructor)) static void rc_constructor(void)
 {

@@ -94,6 +94,21 @@ bool rc_hot_ok;
 RC_TLS bool rc_hot_thread;
 RC_TLS pid_t rc_hot_tid;
 
+int rc_init_state;
+bool rc_used;
+RC_TLS bool rc_alt_done;
+
+static void no_hook(void)
+{
+}
+
+/* Overridden by lifecycle.c's definition in the shim. */
+__attribute__((weak)) const struct rc_lifecycle_hooks rc_lifecycle_hooks = {
+	.init = no_hook,
+	.first_use = no_hook,
+	.alt_stack = no_hook,
+};
+
 void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 {
 	c->err = errno;
@@ -101,7 +116,7 @@ void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 	rc_ensure_init();
 	if (RC_UNLIKELY(!__atomic_load_n(&rc_used, __ATOMIC_RELAXED)) &&
 	    !rc_busy)
-		rc_first_use();
+		rc_lifecycle_hooks.first_use();
 	if (!c->skip)
 		rc_thread_alt_stack();
 	c->fn = fn;

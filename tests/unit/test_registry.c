@@ -22,24 +22,8 @@
 #include "shim/ledger.h"
 #include "shim/cqcount.h"
 
-/* The shim's constructor is not linked in; captures are not needed. */
-int rc_init_state = RC_INIT_DONE;
-RC_TLS bool rc_alt_done = true;
-
-void rc_ensure_init_slow(void)
-{
-}
-
-bool rc_used = true;
-
-void rc_first_use(void)
-{
-}
-
-void rc_thread_alt_stack_slow(void)
-{
-}
-
+/* Captures are not needed (the lifecycle is not linked in: the call
+ * protocol's default hooks do nothing). */
 rc_stack_id rc_stack_capture(void)
 {
 	return 0;
