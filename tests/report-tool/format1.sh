@@ -3,7 +3,7 @@
 # format1.sh: rdmacheck-report still reads format 1, the layout the shim
 # wrote before format 2 (each stack an array of frame objects), and reads
 # it into the same model as format 2:
-# - each format-1 report in tests/report-tool/format1/ gives the text,
+# - each format-1 report in tests/report-tool/format1-reports/ gives the text,
 #   JUnit and SARIF results NAME.txt, NAME.xml and NAME.sarif.json hold:
 #   what rdmacheck-report printed for it before format 2 (main 57f7ef7;
 #   the SARIF results and invocations only, not the rule catalogue), but
@@ -21,7 +21,7 @@ set -eu
 
 t_name=format1
 tool=$top_builddir/tools/rdmacheck-report
-fix=$top_srcdir/tests/report-tool/format1
+fix=$top_srcdir/tests/report-tool/format1-reports
 jq=${JQ:-jq}
 [ -x "$tool" ] || { echo "$t_name: $tool is missing"; exit 77; }
 if [ "$jq" = no ] || ! command -v "$jq" >/dev/null 2>&1; then
