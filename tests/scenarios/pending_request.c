@@ -14,12 +14,16 @@
 #include "scn.h"
 
 static sem_t listening;
+static int port;		/* the listener's, set before listening */
 
 static void *client(void *arg)
 {
-	struct rdma_addrinfo *res = scn_lookup(false);
+	struct rdma_addrinfo *res;
 	struct ibv_qp_init_attr attr;
 	struct rdma_cm_id *id;
+
+	sem_wait(&listening);
+	res = scn_lookup(false, port);
 
 	memset(&attr, 0, sizeof(attr));
 	attr.cap.max_send_wr = attr.cap.max_recv_wr = 1;
@@ -27,7 +31,6 @@ static void *client(void *arg)
 	if (rdma_create_ep(&id, res, NULL, &attr))
 		scn_die("rdma_create_ep (active)");
 	rdma_freeaddrinfo(res);
-	sem_wait(&listening);
 	if (rdma_connect(id, NULL) == 0 || errno != ECONNREFUSED)
 		scn_die("rdma_connect was not refused");
 	rdma_destroy_ep(id);
@@ -48,7 +51,7 @@ int main(int argc, char **argv)
 {
 	bool bad = scn_bad(argc, argv);
 	struct rdma_cm_id *listener, *child;
-	struct rdma_addrinfo *res = scn_lookup(true);
+	struct rdma_addrinfo *res = scn_lookup(true, 0);
 	pthread_t t;
 
 	sem_init(&listening, 0, 0);
@@ -57,6 +60,7 @@ int main(int argc, char **argv)
 	rdma_freeaddrinfo(res);
 	if (rdma_listen(listener, 1))
 		scn_die("rdma_listen");
+	port = ntohs(rdma_get_src_port(listener));
 	if (pthread_create(&t, NULL, client, NULL))
 		scn_die("pthread_create");
 	sem_post(&listening);

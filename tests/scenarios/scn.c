@@ -137,15 +137,17 @@ void scn_ack(struct rdma_cm_event *ev)
 		scn_die("rdma_ack_cm_event");
 }
 
-struct rdma_addrinfo *scn_lookup(bool passive)
+struct rdma_addrinfo *scn_lookup(bool passive, int port)
 {
 	struct rdma_addrinfo hints, *res;
+	char service[8];
 
 	memset(&hints, 0, sizeof(hints));
 	hints.ai_port_space = RDMA_PS_TCP;
 	if (passive)
 		hints.ai_flags = RAI_PASSIVE;
-	if (rdma_getaddrinfo(scn_addr_str(), "7471", &hints, &res))
+	snprintf(service, sizeof(service), "%d", port);
+	if (rdma_getaddrinfo(scn_addr_str(), service, &hints, &res))
 		scn_die("rdma_getaddrinfo");
 	return res;
 }

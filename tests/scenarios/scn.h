@@ -52,8 +52,13 @@ void scn_resolve(struct rdma_cm_id *id, int port);
 struct rdma_cm_event *scn_get(struct rdma_event_channel *ch, int want);
 void scn_ack(struct rdma_cm_event *ev);
 
-/* rdma_getaddrinfo for the test address, port 7471, RDMA_PS_TCP (passive: RAI_PASSIVE). */
-struct rdma_addrinfo *scn_lookup(bool passive);
+/*
+ * rdma_getaddrinfo for the test address and port, RDMA_PS_TCP (passive:
+ * RAI_PASSIVE).  A passive endpoint takes port 0, so that scenarios run
+ * in parallel on the real stack share no port: its own comes from
+ * rdma_get_src_port() once it is made.
+ */
+struct rdma_addrinfo *scn_lookup(bool passive, int port);
 
 /* A bound, listening id on the test address; returns its port. */
 int scn_listen(struct rdma_cm_id *id);

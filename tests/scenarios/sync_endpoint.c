@@ -14,6 +14,7 @@
 #include "scn.h"
 
 static sem_t listening;
+static int port;		/* the listener's, set before listening */
 
 static NOINLINE struct rdma_cm_id *make_ep(struct rdma_addrinfo *res,
 					   struct ibv_qp_init_attr *attr)
@@ -38,7 +39,7 @@ static void *server(void *arg)
 {
 	struct rdma_cm_id *listen_id, *id;
 	struct ibv_qp_init_attr attr;
-	struct rdma_addrinfo *res = scn_lookup(true);
+	struct rdma_addrinfo *res = scn_lookup(true, 0);
 
 	qp_attr(&attr);
 	if (rdma_create_ep(&listen_id, res, NULL, &attr))
@@ -46,6 +47,7 @@ static void *server(void *arg)
 	rdma_freeaddrinfo(res);
 	if (rdma_listen(listen_id, 1))
 		scn_die("rdma_listen");
+	port = ntohs(rdma_get_src_port(listen_id));
 	sem_post(&listening);
 	if (rdma_get_request(listen_id, &id))
 		scn_die("rdma_get_request");
@@ -70,7 +72,7 @@ int main(int argc, char **argv)
 	if (pthread_create(&t, NULL, server, NULL))
 		scn_die("pthread_create");
 	sem_wait(&listening);
-	res = scn_lookup(false);
+	res = scn_lookup(false, port);
 	qp_attr(&attr);
 	id = make_ep(res, &attr);
 	rdma_freeaddrinfo(res);

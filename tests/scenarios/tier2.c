@@ -142,7 +142,7 @@ static NOINLINE void destroy_qp_without_qp(bool bad)
 
 static NOINLINE void endpoint_destroyed_with_destroy_id(bool bad)
 {
-	struct rdma_addrinfo *res = scn_lookup(true);
+	struct rdma_addrinfo *res = scn_lookup(true, 0);
 	struct rdma_cm_id *id;
 
 	if (rdma_create_ep(&id, res, NULL, NULL))
