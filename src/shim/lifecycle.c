@@ -526,10 +526,22 @@ static void leak_check(bool now)
 static void final_exit(int status, void *arg)
 {
 	struct rc_summary s;
+	sigset_t held, old;
 	int forced;
 
 	if (!__atomic_load_n(&rc_used, __ATOMIC_ACQUIRE))
 		return;		/* never used librdmacm: no report at all */
+	/*
+	 * A termination signal now would cut the reports short on this
+	 * thread: hold it here, so that another thread takes it and waits
+	 * for them (on_term), or it comes when they are written.
+	 */
+	sigemptyset(&held);
+	sigaddset(&held, SIGTERM);
+	sigaddset(&held, SIGINT);
+	sigaddset(&held, SIGHUP);
+	sigaddset(&held, SIGQUIT);
+	pthread_sigmask(SIG_BLOCK, &held, &old);
 	__atomic_store_n(&final_tid, rc_gettid(), __ATOMIC_RELAXED);
 	__atomic_store_n(&final_state, 1, __ATOMIC_RELEASE);
 	rc_busy++;
@@ -547,6 +559,7 @@ static void final_exit(int status, void *arg)
 	}
 	rc_busy--;
 	__atomic_store_n(&final_state, 2, __ATOMIC_RELEASE);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
 }
 
 /*
@@ -650,6 +663,12 @@ static void on_term(int sig)
 	char b = (char)sig;
 	uint64_t end;
 
+	if (__atomic_load_n(&final_state, __ATOMIC_ACQUIRE)) {
+		/* the reports at exit are written (or being): they stand */
+		report_wait(&final_state);
+		die_of(sig);
+		return;
+	}
 	if (__atomic_load_n(&svc_running, __ATOMIC_ACQUIRE)) {
 		if (!__atomic_exchange_n(&term_started, 1, __ATOMIC_ACQ_REL) &&
 		    write(svc_pipe[1], &b, 1) < 0)
