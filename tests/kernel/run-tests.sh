@@ -50,6 +50,7 @@ list()
 	for p in $programs; do
 		echo "prog/$p"
 	done
+	def_list
 	for f in "$src"/tests/scenarios/*.scenario; do
 		echo "scn/$(basename "$f" .scenario)"
 	done
@@ -249,6 +250,84 @@ def_prog()
 	return 0
 }
 
+# --- the defaults matrix (tests/programs/defaults.def) ------------------
+# def/NAME: a line of the matrix, run as its make-check twin runs it
+# (tests/programs/defaults.sh) but with this tier's runner and facts.  The
+# tier takes the lines a prog/ test does not run already (ucmatose,
+# udaddy, mckey, cmtime, rdma_server, rdma_xserver and rcopy are the same
+# command lines there) and that fit its time under TCG: rping, the
+# ibverbs-utils lines and perftest's refused combinations.  The data runs
+# of rstream, riostream and perftest's defaults take minutes each in the
+# guest: they run on the loopback only (doc/testing.md).
+def_in_tier()
+{
+	case $1 in
+	cm/rping|ib/*) return 0 ;;
+	pf/*) [ "$2" = exits ] ;;
+	*) return 1 ;;
+	esac
+}
+
+def_list()
+{
+	dm() { if def_in_tier "$1" "$2"; then echo "def/${1#*/}"; fi; }
+	set -f
+	# shellcheck disable=SC1091
+	. "$src/tests/programs/defaults.def"
+	set +f
+}
+
+# def_prog NAME: P_* of the matrix line NAME (see def_prog for prog/).
+def_line()
+{
+	_want=$1
+	P_FOUND=0
+	dm()
+	{
+		def_in_tier "$1" "$2" && [ "${1#*/}" = "$_want" ] || return 0
+		P_FOUND=1
+		P_KILL=0 P_ONCE=0 P_PRELOAD= P_RUN=0 P_GRACE=
+		P_SERVER_EXPECT= P_CLIENT_EXPECT= P_CLIENT_REJECT=
+		P_SERVER_ERR_EXPECT= P_CLIENT_ERR_EXPECT=
+		P_TIMEOUT=40
+		set -- "$@"
+		case $2 in
+		cm\ *) P_READY="listen ${2#cm }" ;;
+		*) P_READY=$2 ;;
+		esac
+		P_SERVER=$(echo "$3" | sed "s|@A|$A|g")
+		P_CLIENT=$(echo "$4" | sed "s|@A|$A|g")
+		shift 4
+		for _kv in "$@"; do
+			_v=${_kv#*=}
+			case $_kv in
+			rc=kill:*) P_KILL=1 ;;
+			esac
+			case $_kv in
+			rc=*:run) P_RUN=1 ;;
+			so=*) P_SERVER_EXPECT=$(nl_add "$P_SERVER_EXPECT" "$_v") ;;
+			co=*) P_CLIENT_EXPECT=$(nl_add "$P_CLIENT_EXPECT" "$_v") ;;
+			se=*) P_SERVER_ERR_EXPECT=$(nl_add \
+				"$P_SERVER_ERR_EXPECT" "$_v") ;;
+			ce=*) P_CLIENT_ERR_EXPECT=$(nl_add \
+				"$P_CLIENT_ERR_EXPECT" "$_v") ;;
+			grace=*) P_GRACE=$_v ;;
+			t=*) P_TIMEOUT=$_v ;;
+			esac
+		done
+	}
+	set -f
+	# shellcheck disable=SC1091
+	. "$src/tests/programs/defaults.def"
+	set +f
+	[ "$P_FOUND" = 1 ]
+}
+
+nl_add()
+{
+	if [ -n "$1" ]; then printf '%s\n%s' "$1" "$2"; else printf '%s' "$2"; fi
+}
+
 # gid_index: the GID table index of $A (RoCE v2) on the real device, 0 on
 # the loopback (one GID).  A RoCE QP needs a GRH: pingpong's -g.
 gid_index()
@@ -298,6 +377,10 @@ ready()
 {
 	set -- "$1" "$2" $P_READY
 	case $3 in
+	exits)
+		# the server ends on its own first
+		! kill -0 "$2" 2>/dev/null
+		;;
 	listen)
 		if [ "$backend" = loopback ]; then
 			awk -v n="@$1/cm/$4/$5" \
@@ -329,6 +412,7 @@ ready()
 idle()
 {
 	set -- $P_READY
+	case $1 in exits|none) return 0 ;; esac
 	# TCP ports are the host's on both sides
 	[ "$1" = tcp ] && { ! tcp_listening "$2"; return; }
 	[ "$backend" = real ] || return 0
@@ -395,17 +479,28 @@ pair_run()
 	fi
 	# --foreground: the programs stay in the test's process group, so the
 	# per-test timeout kills them too
-	# shellcheck disable=SC2086
-	timeout --foreground -k 5 "$P_TIMEOUT" env $_env $_pre \
-		RDMACHECK_OPTIONS="$_opt_s" \
-		$P_SERVER >"$_d/server.out" 2>"$_d/server.err" </dev/null &
+	if [ "$P_READY" = none ]; then
+		# one program on its own: the client
+		sleep 0 &
+		: >"$_d/server.out"
+		: >"$_d/server.err"
+	else
+		# shellcheck disable=SC2086
+		timeout --foreground -k 5 "$P_TIMEOUT" env $_env $_pre \
+			RDMACHECK_OPTIONS="$_opt_s" \
+			$P_SERVER >"$_d/server.out" 2>"$_d/server.err" \
+			</dev/null &
+	fi
 	_spid=$!
 	poll 300 server_alive_and_ready "$_ns" "$_spid"
 	_crc=-
-	if ! kill -0 "$_spid" 2>/dev/null; then
+	if [ "$P_READY" != exits ] && [ "$P_READY" != none ] &&
+	   ! kill -0 "$_spid" 2>/dev/null; then
 		: # the server died before it was ready
-	elif ! ready "$_ns" "$_spid"; then
+	elif ! ready "$_ns" "$_spid" && [ "$P_READY" != none ]; then
 		_crc="server-not-ready"
+	elif [ "${P_RUN:-0}" = 1 ]; then
+		client_run
 	else
 		# shellcheck disable=SC2086
 		timeout --foreground -k 5 "$P_TIMEOUT" env $_env $_pre \
@@ -414,7 +509,10 @@ pair_run()
 			</dev/null
 		_crc=$?
 	fi
-	if [ "$P_KILL" = 1 ] && kill -0 "$_spid" 2>/dev/null; then
+	if [ "$P_READY" = none ]; then
+		wait "$_spid"
+		_src=-
+	elif [ "$P_KILL" = 1 ] && kill -0 "$_spid" 2>/dev/null; then
 		kill "$_spid"
 		wait "$_spid" 2>/dev/null
 		_src=killed
@@ -428,6 +526,8 @@ pair_run()
 
 	_out="$(expect "$_d/server.out" "$P_SERVER_EXPECT")"
 	_out="$_out$(expect "$_d/client.out" "$P_CLIENT_EXPECT")"
+	_out="$_out$(expect "$_d/server.err" "${P_SERVER_ERR_EXPECT:-}")"
+	_out="$_out$(expect "$_d/client.err" "${P_CLIENT_ERR_EXPECT:-}")"
 	if [ -n "$P_CLIENT_REJECT" ] && [ -f "$_d/client.out" ] &&
 	   grep -Eq -- "$P_CLIENT_REJECT" "$_d/client.out"; then
 		_out="${_out}client.out matches /$P_CLIENT_REJECT/; "
@@ -442,6 +542,38 @@ pair_run()
 		calls "$_side" "$_d"/$_side.*.log >>"$t_dir/facts"
 	done
 }
+
+# client_run: a client that runs until stopped (a def/ line's rc=S:run):
+# it must print its lines (and, with P_GRACE, outlive the server's exit
+# by that many seconds), then it is stopped with SIGTERM; _crc "run", or
+# its exit status when it ended by itself.
+client_run()
+{
+	# shellcheck disable=SC2086
+	env $_env $_pre RDMACHECK_OPTIONS="$_opt_c" $P_CLIENT \
+		>"$_d/client.out" 2>"$_d/client.err" </dev/null &
+	_cpid=$!
+	_n=$((P_TIMEOUT * 5))
+	while [ "$_n" -gt 0 ] && kill -0 "$_cpid" 2>/dev/null &&
+	      [ -n "$(expect "$_d/client.out" "$P_CLIENT_EXPECT")" ]; do
+		sleep 0.1
+		_n=$((_n - 1))
+	done
+	if [ -n "$P_GRACE" ]; then
+		poll $((P_TIMEOUT * 10)) dead "$_spid"
+		poll $((P_GRACE * 10)) dead "$_cpid"
+	fi
+	if kill -0 "$_cpid" 2>/dev/null; then
+		kill "$_cpid"
+		wait "$_cpid" 2>/dev/null
+		_crc=run
+	else
+		wait "$_cpid"
+		_crc=$?
+	fi
+}
+
+dead() { ! kill -0 "$1" 2>/dev/null; }
 
 # why RC FILE: for an exit status that is not 0, 23 (the shim's) or a
 # kill, " (LINE)": the last line of the program's stderr, or the first
@@ -484,6 +616,13 @@ calls()
 		}
 		END { for (f in n) printf "calls.%s.%s\t%d\n", side, f, n[f] }
 	' "$@"
+}
+
+run_def()
+{
+	def_line "$1" || { fact error "no such line of defaults.def"; return; }
+	pair_run plain
+	pair_run shim
 }
 
 run_prog()
@@ -577,6 +716,7 @@ one()
 	trap 'rm -rf "$t_tmp"' EXIT
 	case $t_name in
 	prog/*) t_name=${t_name#prog/}; run_prog "$t_name" ;;
+	def/*) t_name=${t_name#def/}; run_def "$t_name" ;;
 	scn/*) t_name=${t_name#scn/}; run_scn "$t_name" ;;
 	*) fact error "unknown test" ;;
 	esac
@@ -620,10 +760,10 @@ run_all()
 	      awk '{ print NR, $0 }')
 	total=$(printf '%s\n' "$sel" | grep -c .)
 	t0=$(now_ms)
-	printf '%s\n' "$sel" | grep ' prog/' | while read -r i name; do
+	printf '%s\n' "$sel" | grep -E ' (prog|def)/' | while read -r i name; do
 		timed "$backend" "$out" "$total" "$i" "$name"
 	done
-	printf '%s\n' "$sel" | grep -v ' prog/' |
+	printf '%s\n' "$sel" | grep -Ev ' (prog|def)/' |
 		xargs -r -n 2 -P "$njobs" sh "$0" timed "$backend" "$out" "$total"
 	ms=$(( $(now_ms) - t0 ))
 	echo "run-tests: $backend: $total tests in $((ms / 1000)) s" \

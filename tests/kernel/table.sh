@@ -136,7 +136,7 @@ rc()
 		return
 	fi
 	case $2 in
-	prog/*)
+	prog/*|def/*)
 		_s=$(get "$_f" "$3.server.rc") _c=$(get "$_f" "$3.client.rc")
 		_s=${_s%% (*} _c=${_c%% (*}
 		[ "$_s" = killed ] && _s=k
@@ -163,7 +163,7 @@ found()
 	_f=$1/$2/facts
 	[ -f "$_f" ] || { echo "-"; return; }
 	case $2 in
-	prog/*)
+	prog/*|def/*)
 		_s=$(get "$_f" shim.server.findings | short)
 		_c=$(get "$_f" shim.client.findings | short)
 		echo "s:${_s:-?} c:${_c:-?}"
