@@ -73,7 +73,8 @@ static inline void rc_wr_mr_check(struct rc_call *c, struct ibv_mr *mr,
 		rc_wr_mr_check_(c, mr, why);
 }
 
-/* mr is deregistered (or about to be made again by ibv_rereg_mr). */
+/* mr is deregistered (or about to be made again by ibv_rereg_mr); only
+ * its address is used. */
 static inline void rc_wr_mr_gone(struct ibv_mr *mr)
 {
 	if (rc_wr_mr_on())
@@ -108,5 +109,7 @@ static inline void rc_wr_cq_gone(struct ibv_cq *cq)
 /* track_buffers (wrap_wr.c): is [p, p + len) covered by a live MR?  Fills
  * *mr with one that covers it. */
 bool rc_wr_mr_covers(uintptr_t p, size_t len, const struct ibv_mr **mr);
+/* The registry's live record of mr (wrap_wr.c, for wrap_buf.c). */
+bool rc_v_live_mr(const struct ibv_mr *mr, struct rc_obj *o);
 
 #endif

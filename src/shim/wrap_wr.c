@@ -84,11 +84,27 @@ struct wq_rec {
 };
 
 static pthread_mutex_t wr_lock = PTHREAD_MUTEX_INITIALIZER;
+/* This thread holds wr_lock: a free() it makes meanwhile (track_buffers)
+ * must not look at the tables. */
+static RC_TLS int wr_held;
+static uintptr_t va_lo = UINTPTR_MAX, va_hi;	/* bounds of MRs' memory */
 static struct mr_rec *mr_tab[NB];
 static struct cq_rec *cq_tab[NB];
 static struct wq_rec *wq_by_h[NB], *wq_by_n[NB];
 static struct wq_rec *last_wq;		/* the last poll's QP */
 static unsigned live_mrs;		/* rc_wr_mr_covers' fast answer */
+
+static inline void wr_take(void)
+{
+	pthread_mutex_lock(&wr_lock);
+	wr_held++;
+}
+
+static inline void wr_drop(void)
+{
+	wr_held--;
+	pthread_mutex_unlock(&wr_lock);
+}
 
 static inline unsigned hptr(const void *p)
 {
@@ -150,7 +166,7 @@ static void mr_unhash(struct mr_rec *m)
 			break;
 		}
 	m->dead = true;
-	live_mrs--;
+	__atomic_sub_fetch(&live_mrs, 1, __ATOMIC_RELAXED);
 }
 
 static void mr_put(struct mr_rec *m)
@@ -324,7 +340,7 @@ static NOINLINE struct wq_rec *qp_learn(struct ibv_qp *qp)
 	struct wq_rec *w, *old;
 	const void *pd, *spd = NULL;
 
-	pthread_mutex_unlock(&wr_lock);
+	wr_drop();
 	if (!query_qp_fn)
 		*(void **)&query_qp_fn = dlsym(RTLD_DEFAULT, "ibv_query_qp");
 	memset(&ia, 0, sizeof(ia));
@@ -334,7 +350,7 @@ static NOINLINE struct wq_rec *qp_learn(struct ibv_qp *qp)
 	if (qp->srq)
 		spd = pd_eff(qp->srq->pd);
 	w = calloc(1, sizeof(*w));
-	pthread_mutex_lock(&wr_lock);
+	wr_take();
 	if ((old = wq_find(qp)) || !w) {
 		free(w);
 		return old;
@@ -547,7 +563,7 @@ static void unpost(const void *h, bool send, const void *wr, const void *bad,
 	}
 	if (!seen)
 		k = all;
-	pthread_mutex_lock(&wr_lock);
+	wr_take();
 	w = wq_find(h);
 	if (w) {
 		r = send ? &w->sq : &w->rq;
@@ -555,7 +571,7 @@ static void unpost(const void *h, bool send, const void *wr, const void *bad,
 			ent_release(&r->e[--r->tail & r->mask],
 				    send ? w->scq : w->rcq);
 	}
-	pthread_mutex_unlock(&wr_lock);
+	wr_drop();
 }
 
 static int t_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
@@ -572,7 +588,7 @@ static int t_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	RC_CALL(c);
 
 	ps.n = 0;
-	pthread_mutex_lock(&wr_lock);
+	wr_take();
 	w = wq_find(qp);
 	if (RC_UNLIKELY(!w))
 		w = qp_learn(qp);
@@ -609,7 +625,7 @@ static int t_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		if (e->flags & E_SIG)
 			count_cq(w, w->scq, e, qp->send_cq, &ps);
 	}
-	pthread_mutex_unlock(&wr_lock);
+	wr_drop();
 	if (RC_UNLIKELY(ps.n))
 		report_pends(&c, RC_FN_ibv_post_send, RA, &ps);
 	ret = fn(qp, wr, bad);
@@ -664,13 +680,13 @@ static int t_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	RC_CALL(c);
 
 	ps.n = 0;
-	pthread_mutex_lock(&wr_lock);
+	wr_take();
 	w = wq_find(qp);
 	if (RC_UNLIKELY(!w))
 		w = qp_learn(qp);
 	if (w)
 		post_recvs(w, wr, qp->state, qp->recv_cq, &ps);
-	pthread_mutex_unlock(&wr_lock);
+	wr_drop();
 	if (RC_UNLIKELY(ps.n))
 		report_pends(&c, RC_FN_ibv_post_recv, RA, &ps);
 	ret = fn(qp, wr, bad);
@@ -692,19 +708,19 @@ static int t_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 	RC_CALL(c);
 
 	ps.n = 0;
-	pthread_mutex_lock(&wr_lock);
+	wr_take();
 	w = wq_find(srq);
 	if (RC_UNLIKELY(!w)) {
-		pthread_mutex_unlock(&wr_lock);
+		wr_drop();
 		pd = pd_eff(srq->pd);
-		pthread_mutex_lock(&wr_lock);
+		wr_take();
 		w = srq_get(srq, pd);
 	}
 	/* Which QP's CQ a shared receive completes on is not known: an
 	 * SRQ's receives are not counted against a CQ. */
 	if (w)
 		post_recvs(w, wr, IBV_QPS_RTS, NULL, &ps);
-	pthread_mutex_unlock(&wr_lock);
+	wr_drop();
 	if (RC_UNLIKELY(ps.n))
 		report_pends(&c, RC_FN_ibv_post_srq_recv, RA, &ps);
 	ret = fn(srq, wr, bad);
@@ -786,10 +802,10 @@ static int t_poll_cq(struct ibv_cq *cq, int num, struct ibv_wc *wc)
 
 	if (ret <= 0)
 		return ret;
-	pthread_mutex_lock(&wr_lock);
+	wr_take();
 	for (i = 0; i < ret; i++)
 		retire(cq->context, &wc[i]);
-	pthread_mutex_unlock(&wr_lock);
+	wr_drop();
 	return ret;
 }
 
@@ -854,18 +870,24 @@ void rc_wr_mr_made_(struct ibv_mr *mr, struct ibv_pd *pd, uint64_t iova,
 		m->va = (uintptr_t)mr->addr;
 		m->va_end = m->va + mr->length;
 	}
-	pthread_mutex_lock(&wr_lock);
+	wr_take();
 	/* A key reused: the record we had is stale. */
 	if ((old = mr_find(m->ctx, m->lkey))) {
 		mr_unhash(old);
 		if (!old->inflight)
 			free(old);
 	}
+	if (m->va_end) {
+		if (m->va < va_lo)
+			va_lo = m->va;
+		if (m->va_end > va_hi)
+			va_hi = m->va_end;
+	}
 	b = hkey(m->ctx, m->lkey);
 	m->next = mr_tab[b];
 	mr_tab[b] = m;
-	live_mrs++;
-	pthread_mutex_unlock(&wr_lock);
+	__atomic_add_fetch(&live_mrs, 1, __ATOMIC_RELAXED);
+	wr_drop();
 }
 
 static struct mr_rec *mr_of(const struct ibv_mr *mr)
@@ -884,10 +906,10 @@ void rc_wr_mr_check_(struct rc_call *c, struct ibv_mr *mr, const char *why)
 
 	if (!mr || c->internal)
 		return;
-	pthread_mutex_lock(&wr_lock);
+	wr_take();
 	if ((m = mr_of(mr)))
 		n = m->inflight;
-	pthread_mutex_unlock(&wr_lock);
+	wr_drop();
 	if (!n)
 		return;
 	rc_finding_init(&f, RC_R_MR_DEREG_WITH_WR_IN_FLIGHT, c,
@@ -901,17 +923,31 @@ void rc_wr_mr_check_(struct rc_call *c, struct ibv_mr *mr, const char *why)
 	rc_report(&f);
 }
 
+/* By address alone: ibv_rereg_mr may have changed its keys, and a
+ * deregistered MR's memory is the provider's again. */
+static struct mr_rec *mr_of_ptr(const struct ibv_mr *mr)
+{
+	struct mr_rec *m;
+	unsigned b;
+
+	for (b = 0; b < NB; b++)
+		for (m = mr_tab[b]; m; m = m->next)
+			if (m->mr == mr)
+				return m;
+	return NULL;
+}
+
 void rc_wr_mr_gone_(struct ibv_mr *mr)
 {
 	struct mr_rec *m;
 
-	pthread_mutex_lock(&wr_lock);
-	if ((m = mr_of(mr))) {
+	wr_take();
+	if ((m = mr_of_ptr(mr))) {
 		mr_unhash(m);
 		if (!m->inflight)
 			free(m);
 	}
-	pthread_mutex_unlock(&wr_lock);
+	wr_drop();
 }
 
 bool rc_wr_mr_covers(uintptr_t p, size_t len, const struct ibv_mr **mr)
@@ -920,9 +956,13 @@ bool rc_wr_mr_covers(uintptr_t p, size_t len, const struct ibv_mr **mr)
 	bool hit = false;
 	unsigned b;
 
-	if (!__atomic_load_n(&live_mrs, __ATOMIC_RELAXED))
+	if (!__atomic_load_n(&live_mrs, __ATOMIC_RELAXED) || wr_held)
 		return false;
-	pthread_mutex_lock(&wr_lock);
+	wr_take();
+	if (p + len <= va_lo || p >= va_hi) {
+		wr_drop();
+		return false;
+	}
 	for (b = 0; b < NB && !hit; b++)
 		for (m = mr_tab[b]; m; m = m->next)
 			if (m->va < p + len && p < m->va_end) {
@@ -930,7 +970,7 @@ bool rc_wr_mr_covers(uintptr_t p, size_t len, const struct ibv_mr **mr)
 				hit = true;
 				break;
 			}
-	pthread_mutex_unlock(&wr_lock);
+	wr_drop();
 	return hit;
 }
 
@@ -944,7 +984,7 @@ void rc_wr_qp_check_(struct rc_call *c, struct ibv_qp *qp)
 
 	if (!qp || c->internal)
 		return;
-	pthread_mutex_lock(&wr_lock);
+	wr_take();
 	w = wq_find(qp);
 	/* A queue in ERR flushed its receives into the CQ; in other states
 	 * a receive may still be waiting for a message. */
@@ -957,7 +997,7 @@ void rc_wr_qp_check_(struct rc_call *c, struct ibv_qp *qp)
 		if (sends + recvs)
 			w->reported |= B_UNPOLLED;
 	}
-	pthread_mutex_unlock(&wr_lock);
+	wr_drop();
 	if (!sends && !recvs)
 		return;
 	rc_finding_init(&f, RC_R_DESTROY_QP_WITH_UNPOLLED_COMPLETIONS, c,
@@ -976,7 +1016,7 @@ void rc_wr_qp_gone_(struct ibv_qp *qp)
 {
 	struct wq_rec *w;
 
-	pthread_mutex_lock(&wr_lock);
+	wr_take();
 	w = wq_find(qp);
 	if (w && !w->is_srq) {
 		wq_unhash(w);
@@ -988,14 +1028,14 @@ void rc_wr_qp_gone_(struct ibv_qp *qp)
 			free(w->srq);
 		free(w);
 	}
-	pthread_mutex_unlock(&wr_lock);
+	wr_drop();
 }
 
 void rc_wr_srq_gone_(struct ibv_srq *srq)
 {
 	struct wq_rec *w;
 
-	pthread_mutex_lock(&wr_lock);
+	wr_take();
 	w = wq_find(srq);
 	if (w && w->is_srq) {
 		wq_unhash(w);
@@ -1004,14 +1044,14 @@ void rc_wr_srq_gone_(struct ibv_srq *srq)
 		if (!w->refs)
 			free(w);
 	}
-	pthread_mutex_unlock(&wr_lock);
+	wr_drop();
 }
 
 void rc_wr_cq_gone_(struct ibv_cq *cq)
 {
 	struct cq_rec **pp, *r;
 
-	pthread_mutex_lock(&wr_lock);
+	wr_take();
 	for (pp = &cq_tab[hptr(cq)]; (r = *pp); pp = &r->next)
 		if (r->cq == cq) {
 			*pp = r->next;
@@ -1020,5 +1060,10 @@ void rc_wr_cq_gone_(struct ibv_cq *cq)
 				free(r);
 			break;
 		}
-	pthread_mutex_unlock(&wr_lock);
+	wr_drop();
+}
+
+bool rc_v_live_mr(const struct ibv_mr *mr, struct rc_obj *o)
+{
+	return rc_v_live(mr, RC_K_MR, o);
 }

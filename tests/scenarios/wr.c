@@ -5,12 +5,14 @@
  * same name, with '_' for '-'), RULE:clean runs its clean twin.  Two RC
  * QPs, A and B, on one context and PD, each with its own CQ, connected
  * to each other by hand (INIT, RTR, RTS), carry the traffic.  Each
- * prints the completions it polls: the same on every backend.
+ * prints the completions it polls: the same on every backend.  The
+ * free-registered-memory ones run with track_buffers=1.
  */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <infiniband/verbs.h>
 #include "scn.h"
 
@@ -293,6 +295,45 @@ static NOINLINE void destroy_qp_with_unpolled_completions(void)
 	close_all();
 }
 
+/* Memory freed while its MR lives (clean: deregistered first). */
+static NOINLINE void free_registered_memory(void)
+{
+	char *mem = malloc(BUF);
+	struct ibv_mr *m;
+
+	open_all(16);
+	m = mem ? ibv_reg_mr(pd, mem, BUF, IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!m)
+		scn_die("ibv_reg_mr");
+	if (!bad && ibv_dereg_mr(m))
+		scn_die("ibv_dereg_mr");
+	free(mem);
+	if (bad && ibv_dereg_mr(m))
+		scn_die("ibv_dereg_mr");
+	close_all();
+}
+
+/* A mapping unmapped while its MR lives (clean: deregistered first). */
+static NOINLINE void free_registered_memory_munmap(void)
+{
+	void *mem = mmap(NULL, BUF, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct ibv_mr *m;
+
+	open_all(16);
+	m = mem != MAP_FAILED ? ibv_reg_mr(pd, mem, BUF,
+					   IBV_ACCESS_LOCAL_WRITE) : NULL;
+	if (!m)
+		scn_die("ibv_reg_mr");
+	if (!bad && ibv_dereg_mr(m))
+		scn_die("ibv_dereg_mr");
+	if (munmap(mem, BUF))
+		scn_die("munmap");
+	if (bad && ibv_dereg_mr(m))
+		scn_die("ibv_dereg_mr");
+	close_all();
+}
+
 static const struct {
 	const char *rule;
 	void (*run)(void);
@@ -305,6 +346,8 @@ static const struct {
 	{ "post-in-wrong-qp-state-reset", post_in_wrong_qp_state_reset },
 	{ "destroy-qp-with-unpolled-completions",
 	  destroy_qp_with_unpolled_completions },
+	{ "free-registered-memory", free_registered_memory },
+	{ "free-registered-memory-munmap", free_registered_memory_munmap },
 };
 
 int main(int argc, char **argv)
