@@ -292,6 +292,16 @@ lo_outputs_match()
 	return 0
 }
 
+# lo_wait_gone PID SECONDS: until process PID has ended, SECONDS at most.
+lo_wait_gone()
+{
+	_i=0
+	while [ "$_i" -lt "$(($2 * 100))" ] && kill -0 "$1" 2>/dev/null; do
+		sleep 0.01
+		_i=$((_i + 1))
+	done
+}
+
 # lo_run_client MODE ENV...: the client of lo_run_pair: to its end, or
 # with LO_CLIENT_RUNS=SECONDS, a program that runs until it is stopped:
 # it must print its LO_CLIENT_EXPECT lines within SECONDS and still run,
@@ -319,18 +329,8 @@ lo_run_client()
 	done
 	if [ -n "${LO_CLIENT_GRACE:-}" ]; then
 		# it must outlive the server's exit by that much
-		_i=0
-		while [ "$_i" -lt "$((lo_timeout * 100))" ] &&
-		      kill -0 "$lo_spid" 2>/dev/null; do
-			sleep 0.01
-			_i=$((_i + 1))
-		done
-		_i=0
-		while [ "$_i" -lt "$((LO_CLIENT_GRACE * 100))" ] &&
-		      kill -0 "$_cpid" 2>/dev/null; do
-			sleep 0.01
-			_i=$((_i + 1))
-		done
+		lo_wait_gone "$lo_spid" "$lo_timeout"
+		lo_wait_gone "$_cpid" "$LO_CLIENT_GRACE"
 	fi
 	if kill -0 "$_cpid" 2>/dev/null; then
 		{ kill -TERM "$_cpid"; wait "$_cpid"; } 2>/dev/null
