@@ -6,8 +6,9 @@
  * reports each one still blocked after watchdog_ms, once, with the ledger
  * of the events its id is waiting for: a destroy that waits for unacked
  * events as id-destroy-with-unacked-events (an error), the rest as
- * blocked-call.  A fixed table: no allocation and no lock on the
- * wrappers' path.
+ * blocked-call.  A fixed table: no allocation, no lock and no clock on
+ * the wrappers' path (a call's start is the watchdog's tick that first
+ * sees it, so a report comes watchdog_ms to watchdog_ms * 5 / 4 late).
  */
 #include <pthread.h>
 #include <signal.h>
@@ -37,7 +38,7 @@ struct watched {
 	bool reported;
 	struct rc_call call;
 	struct rc_obj id;
-	uint64_t start_ms;
+	uint64_t start_ms;	/* when the watchdog first saw it; 0: not yet */
 };
 
 static struct watched slots[SLOTS];
@@ -94,6 +95,7 @@ static void *watchdog(void *arg)
 	unsigned period = rc_opt.watchdog_ms / 4 ? rc_opt.watchdog_ms / 4 : 1;
 	struct watched w;
 	struct timespec ts;
+	uint64_t now;
 	unsigned i;
 
 	/*
@@ -123,8 +125,12 @@ static void *watchdog(void *arg)
 							 __ATOMIC_ACQUIRE,
 							 __ATOMIC_RELAXED))
 				continue;
+			/* A call's start is when this thread first saw it. */
+			now = rc_now_ms();
+			if (!slots[i].start_ms)
+				slots[i].start_ms = now;
 			due = !slots[i].reported &&
-			      rc_now_ms() - slots[i].start_ms >=
+			      now - slots[i].start_ms >=
 			      (uint64_t)rc_opt.watchdog_ms;
 			if (due) {
 				slots[i].reported = true;
@@ -183,7 +189,7 @@ int rc_watch_begin(struct rc_call *c, const struct rc_obj *id)
 		slots[i].call = *c;
 		slots[i].id = *id;
 		slots[i].reported = false;
-		slots[i].start_ms = rc_now_ms();
+		slots[i].start_ms = 0;	/* the watchdog's clock, not ours */
 		__atomic_store_n(&slots[i].busy, W_WATCHED, __ATOMIC_RELEASE);
 		return i;
 	}

@@ -23,6 +23,7 @@
 #include "shim/call.h"
 #include "shim/threads.h"
 #include "shim/verbs.h"
+#include "shim/wr.h"
 #include "shim/cqcount.h"
 #include "shim/fd.h"
 
@@ -284,8 +285,10 @@ int ibv_destroy_cq(struct ibv_cq *cq)
 	if (o.handle && !c.internal)
 		check_waiters(&c, &o);
 	ret = RC_FWD(&c, RC_REAL(ibv_destroy_cq)(cq));
-	if (ret == 0)
+	if (ret == 0) {
+		rc_wr_cq_gone(cq);
 		rc_v_gone(&c, &o);
+	}
 	return ret;
 }
 

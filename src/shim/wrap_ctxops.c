@@ -10,7 +10,7 @@
  * context, before anyone else has it, those operations are replaced by
  * the functions here, which follow the call as a wrapper does and call
  * the provider's.  The data-path operations (post, poll, notify, bind_mw)
- * are never touched.
+ * are not touched here: with track_wr=1, wrap_wr.c follows post and poll.
  *
  * Contexts we never see opened (a provider's own open, such as
  * mlx5dv_open_device) keep their operations: objects made on them are
@@ -26,6 +26,7 @@
 #include "shim/call.h"
 #include "shim/cm.h"
 #include "shim/verbs.h"
+#include "shim/wr.h"
 
 /* The operations followed: field of struct verbs_context (V) or of
  * struct ibv_context_ops (C). */
@@ -376,6 +377,7 @@ static struct ibv_mr *t_alloc_null_mr(struct ibv_pd *pd)
 	__typeof__(ORIG(pd->context, alloc_null_mr)) fn =
 		ORIG(pd->context, alloc_null_mr);
 	struct rc_v_links l;
+	struct ibv_mr *mr;
 	RC_CALL(c);
 
 	if (!fn) {
@@ -385,7 +387,9 @@ static struct ibv_mr *t_alloc_null_mr(struct ibv_pd *pd)
 	if (!rc_v_begin(&c, RC_FN_ibv_alloc_null_mr, RA))
 		return RC_FWD(&c, fn(pd));
 	links(&l, pd, RC_K_PD, NULL, 0, NULL, 0);
-	return made(&c, RC_K_MR, RC_FWD(&c, fn(pd)), &l);
+	mr = made(&c, RC_K_MR, RC_FWD(&c, fn(pd)), &l);
+	rc_wr_mr_made(mr, pd, 0, ~0u, true);
+	return mr;
 }
 
 static struct ibv_mr *t_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
@@ -395,6 +399,7 @@ static struct ibv_mr *t_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
 	__typeof__(ORIG(pd->context, reg_dm_mr)) fn =
 		ORIG(pd->context, reg_dm_mr);
 	struct rc_v_links l;
+	struct ibv_mr *mr;
 	RC_CALL(c);
 
 	if (!fn) {
@@ -404,8 +409,11 @@ static struct ibv_mr *t_reg_dm_mr(struct ibv_pd *pd, struct ibv_dm *dm,
 	if (!rc_v_begin(&c, RC_FN_ibv_reg_dm_mr, RA))
 		return RC_FWD(&c, fn(pd, dm, dm_offset, length, access));
 	links(&l, pd, RC_K_PD, dm, RC_K_DM, NULL, 0);
-	return made(&c, RC_K_MR, RC_FWD(&c, fn(pd, dm, dm_offset, length,
-						access)), &l);
+	mr = made(&c, RC_K_MR, RC_FWD(&c, fn(pd, dm, dm_offset, length,
+					      access)), &l);
+	/* Device memory: its SGEs' addresses are offsets, not checked. */
+	rc_wr_mr_made(mr, pd, 0, access, true);
+	return mr;
 }
 
 static struct ibv_mw *t_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)

@@ -21,6 +21,7 @@
 #include "shim/call.h"
 #include "shim/cm.h"
 #include "shim/verbs.h"
+#include "shim/wr.h"
 
 /* rdma_create_qp_ex's attributes name a PD (read safely: any pointer). */
 static bool has_pd(const struct ibv_qp_init_attr_ex *attr)
@@ -332,7 +333,10 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 		if (q.handle && !rc_v_check_async(&c, &q))
 			return EBUSY;
 	}
+	rc_wr_qp_check(&c, qp);
 	ret = RC_FWD(&c, RC_REAL(ibv_destroy_qp)(qp));
+	if (ret == 0)
+		rc_wr_qp_gone(qp);
 	if (ret || !q.handle)
 		return ret;
 	/* A QP a cm id still points at: rdma_destroy_qp must not follow. */
@@ -390,8 +394,10 @@ int ibv_destroy_srq(struct ibv_srq *srq)
 			return EBUSY;
 	}
 	ret = RC_FWD(&c, RC_REAL(ibv_destroy_srq)(srq));
-	if (ret == 0)
+	if (ret == 0) {
+		rc_wr_srq_gone(srq);
 		rc_v_gone(&c, &q);
+	}
 	return ret;
 }
 

@@ -27,6 +27,7 @@
 #include "shim/call.h"
 #include "shim/verbs.h"
 #include "shim/cqcount.h"
+#include "shim/wr.h"
 
 bool rc_v_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 {
@@ -502,6 +503,7 @@ static void track_context(struct rc_call *c, struct ibv_context *ctx,
 
 	rc_v_track(c, RC_K_CONTEXT, ctx, NULL, flags, &o);
 	rc_ctxops_wrap(c, ctx);
+	rc_wr_wrap(ctx);
 }
 
 struct ibv_context *ibv_open_device(struct ibv_device *device)
@@ -565,6 +567,7 @@ int ibv_close_device(struct ibv_context *context)
 				"call on them uses the freed context");
 	}
 	rc_ctxops_forget(context);
+	rc_wr_forget(context);
 	ret = RC_FWD(&c, RC_REAL(ibv_close_device)(context));
 	if (ret == 0)
 		rc_v_gone(&c, &o);
@@ -683,14 +686,18 @@ static bool check_on_pd(struct rc_call *c, struct ibv_pd *pd)
 	return c->internal || rc_v_require_parent(c, RC_K_PD, pd, &o);
 }
 
+/* iova: where its SGEs start (the MR's address unless given). */
 static struct ibv_mr *track_mr(struct rc_call *c, struct ibv_mr *mr,
-			       struct ibv_pd *pd, unsigned flags)
+			       struct ibv_pd *pd, unsigned flags,
+			       uint64_t iova, unsigned access)
 {
 	struct rc_v_links l;
 	struct rc_obj o;
 
-	if (mr)
+	if (mr) {
 		rc_v_track(c, RC_K_MR, mr, on_pd(&l, pd), flags, &o);
+		rc_wr_mr_made(mr, pd, iova, access, false);
+	}
 	return mr;
 }
 
@@ -706,7 +713,8 @@ struct ibv_mr *ibv_reg_mr(struct ibv_pd *pd, void *addr, size_t length,
 		return NULL;
 	}
 	return track_mr(&c, RC_FWD(&c, RC_REAL(ibv_reg_mr)(pd, addr, length,
-							    access)), pd, 0);
+							    access)), pd, 0,
+			(uintptr_t)addr, access);
 }
 
 #undef ibv_reg_mr_iova
@@ -721,7 +729,7 @@ struct ibv_mr *ibv_reg_mr_iova(struct ibv_pd *pd, void *addr, size_t length,
 		return NULL;
 	}
 	return track_mr(&c, RC_FWD(&c, RC_REAL(ibv_reg_mr_iova)(pd, addr,
-			length, iova, access)), pd, 0);
+			length, iova, access)), pd, 0, iova, access);
 }
 
 struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
@@ -735,7 +743,7 @@ struct ibv_mr *ibv_reg_mr_iova2(struct ibv_pd *pd, void *addr, size_t length,
 		return NULL;
 	}
 	return track_mr(&c, RC_FWD(&c, RC_REAL(ibv_reg_mr_iova2)(pd, addr,
-			length, iova, access)), pd, 0);
+			length, iova, access)), pd, 0, iova, access);
 }
 
 struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
@@ -750,16 +758,33 @@ struct ibv_mr *ibv_reg_dmabuf_mr(struct ibv_pd *pd, uint64_t offset,
 		return NULL;
 	}
 	return track_mr(&c, RC_FWD(&c, RC_REAL(ibv_reg_dmabuf_mr)(pd, offset,
-			length, iova, fd, access)), pd, 0);
+			length, iova, fd, access)), pd, 0, iova, access);
 }
 
 struct ibv_mr *ibv_import_mr(struct ibv_pd *pd, uint32_t mr_handle)
 {
+	struct ibv_mr *mr;
 	RC_CALL(c);
 
 	RC_V_ENTER(c, ibv_import_mr);
-	return track_mr(&c, RC_FWD(&c, RC_REAL(ibv_import_mr)(pd, mr_handle)),
-			pd, RC_F_IMPORTED);
+	mr = RC_FWD(&c, RC_REAL(ibv_import_mr)(pd, mr_handle));
+	/* Its access flags are not told: any. */
+	return track_mr(&c, mr, pd, RC_F_IMPORTED,
+			mr ? (uintptr_t)mr->addr : 0, ~0u);
+}
+
+/* The data path's record of mr after ibv_rereg_mr changed it (keys,
+ * range, PD or access). */
+static void rereg_made(struct ibv_mr *mr, int flags, struct ibv_pd *pd,
+		       int access)
+{
+	if (!rc_wr_mr_on())
+		return;
+	rc_wr_mr_gone(mr);
+	if (!(flags & IBV_REREG_MR_CHANGE_ACCESS))
+		access = ~0;
+	rc_wr_mr_made(mr, (flags & IBV_REREG_MR_CHANGE_PD) ? pd : mr->pd,
+		      (uintptr_t)mr->addr, (unsigned)access, false);
 }
 
 struct move_arg {
@@ -791,8 +816,12 @@ int ibv_rereg_mr(struct ibv_mr *mr, int flags, struct ibv_pd *pd, void *addr,
 	} else if (!rc_v_live(mr, RC_K_MR, &o)) {
 		o.handle = 0;
 	}
+	if (flags & (IBV_REREG_MR_CHANGE_TRANSLATION | IBV_REREG_MR_CHANGE_PD))
+		rc_wr_mr_check(&c, mr, "ibv_rereg_mr");
 	ret = RC_FWD(&c, RC_REAL(ibv_rereg_mr)(mr, flags, pd, addr, length,
 						access));
+	if (ret == 0 && flags)
+		rereg_made(mr, flags, pd, access);
 	/* On another PD now, even when only the fork bookkeeping failed. */
 	if ((ret == 0 || ret == IBV_REREG_MR_ERR_DO_FORK_OLD) && o.handle &&
 	    (flags & IBV_REREG_MR_CHANGE_PD)) {
@@ -826,9 +855,14 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 	RC_V_ENTER(c, ibv_dereg_mr);
 	if (!check_mr_goes(&c, mr, &o))
 		return EINVAL;
+	if (o.handle)
+		rc_wr_mr_check(&c, mr, "ibv_dereg_mr");
 	ret = RC_FWD(&c, RC_REAL(ibv_dereg_mr)(mr));
-	if (ret == 0)
+	if (ret == 0) {
+		if (o.handle)
+			rc_wr_mr_gone(mr);
 		rc_v_gone(&c, &o);
+	}
 	return ret;
 }
 

@@ -602,7 +602,11 @@ struct walk_last {
 	uintptr_t frame;		/* the wrapper's frame; 0: none */
 	unsigned gen, cfg, d, n;	/* memo.gen, walk_cfg, depth, frames */
 	rc_stack_id id;
-	/* fp_walk's (fast_unwind): f holds the n words it read. */
+	/*
+	 * fp_walk's (fast_unwind): f holds the n words it read.  The CFI
+	 * walk's rows, once kept, become n { address, word } pairs: only
+	 * the words the walk depended on (keep_words).
+	 */
 	bool fp;
 	uintptr_t f[WF_ROWS * LAST_STEPS];
 };
@@ -626,11 +630,50 @@ kept_for(const struct walk_last *w, bool fp, uintptr_t frame, unsigned d,
 	       frame >= sp && sp >= stack_lo && sp < stack_hi;
 }
 
+/*
+ * The CFI walk's rows in w, as the { address, word } pairs it depended
+ * on: each raw frame's return address, and a saved rbp only where a
+ * later step takes its CFA from rbp before another step restores it
+ * (most code saves none, or never reads it back: no frame pointers).
+ * The rule of each frame is a function of its return address.
+ */
+static __attribute__((noinline)) void keep_words(struct walk_last *w)
+{
+	uintptr_t out[2 * 2 * LAST_STEPS];
+	uint32_t need = 0;
+	unsigned i, k = 0, src = 0;
+	uint64_t r;
+
+	for (i = 0; i < w->n; i++) {
+		r = w->f[WF_RULE * LAST_STEPS + i];
+		if (i && (r & RC_CFI_FROM_BP))
+			need |= 1u << src;
+		if (r & RC_CFI_BP_SAVED)
+			src = i;
+	}
+	for (i = 0; i < w->n; i++) {
+		const uintptr_t *a =
+			(const uintptr_t *)w->f[WF_SP * LAST_STEPS + i];
+
+		r = w->f[WF_RULE * LAST_STEPS + i];
+		out[k++] = (uintptr_t)(a - 1);
+		out[k++] = w->f[WF_PC * LAST_STEPS + i];
+		if ((need >> i) & 1) {
+			out[k++] = (uintptr_t)(a + (int8_t)(r >> 8));
+			out[k++] = w->f[WF_BP * LAST_STEPS + i];
+		}
+	}
+	memcpy(w->f, out, k * sizeof(*out));
+	w->n = k / 2;
+}
+
 /* A walk from frame at depth d, its words just put in w, gave id. */
 static inline __attribute__((always_inline)) void
 keep(struct walk_last *w, bool fp, uintptr_t frame, unsigned d,
      unsigned cfg, rc_stack_id id)
 {
+	if (!fp)
+		keep_words(w);
 	w->fp = fp;
 	w->gen = memo.gen;
 	w->cfg = cfg;
@@ -647,23 +690,16 @@ static inline __attribute__((always_inline, no_sanitize_address))
 rc_stack_id last_walk(const struct walk_last *w, uintptr_t frame,
 		      unsigned d, uintptr_t sp)
 {
-	const uintptr_t *p = w->f, *end = w->f + w->n, *a;
-	uint64_t r;
+	const uintptr_t *p = w->f, *end = w->f + 2 * w->n;
+	uintptr_t diff = 0;
 
 	if (!kept_for(w, false, frame, d, sp))
 		return 0;
-	/* A pointer down the rows: each word at a constant offset from it. */
+	/* Every pair read (all lie in this stack above frame): no branch. */
 #pragma GCC unroll 4
-	for (; p < end; p++) {
-		a = (const uintptr_t *)p[WF_SP * LAST_STEPS];
-		if (a[-1] != p[WF_PC * LAST_STEPS])
-			return 0;
-		r = p[WF_RULE * LAST_STEPS];
-		if ((r & RC_CFI_BP_SAVED) &&
-		    a[(int8_t)(r >> 8)] != p[WF_BP * LAST_STEPS])
-			return 0;
-	}
-	return w->id;
+	for (; p < end; p += 2)
+		diff |= *(const uintptr_t *)p[0] ^ p[1];
+	return diff ? 0 : w->id;
 }
 
 /*

@@ -15,6 +15,8 @@
 set -eu
 top_builddir=${top_builddir:-.}
 prog=${COST_PROGRAM:-$top_builddir/tests/perf/cost}
+# the program's source, whose COST() lines and COST_N say what it measures
+src=${COST_SOURCE:-${top_srcdir:-$(dirname "$0")/../..}/tests/perf/cost.c}
 shim=${RDMACHECK_SHIM:-$top_builddir/src/.libs/librdmacheck.so}
 lo=${RDMACHECK_LOOPBACK_DIR:-$top_builddir/loopback/.libs}
 VALGRIND=${VALGRIND:-valgrind}
@@ -32,7 +34,7 @@ dir=$(mktemp -d "${TMPDIR:-/tmp}/rccost.XXXXXX")
 
 # The calls cost.c measures, in its order (its COST() lines).
 calls=$(sed -n 's/^COST(\([a-z_0-9]*\),.*/\1/p' \
-	"${top_srcdir:-$(dirname "$0")/../..}/tests/perf/cost.c")
+	"$src")
 # A part after each cost_CALL, and one after each cost_setup (the work
 # between two measured calls, left out): callgrind counts calls, and so
 # locks, even where it collects no instructions, and skips a dump with
@@ -93,7 +95,7 @@ parts()
 	done
 }
 n=$(sed -n 's/^#define COST_N \([0-9]*\)$/\1/p' \
-	"${top_srcdir:-$(dirname "$0")/../..}/tests/perf/cost.c")
+	"$src")
 { parts plain | sed 's/^/plain /'; parts shim | sed 's/^/shim /'; } |
 awk -v n="$n" -v order="$calls" '
 	# the lowest round of each call and count (COST_ROUNDS in cost.c)

@@ -42,9 +42,9 @@ lo_log()
 # lo_need PROG...: skip the test (77) when rdmacm-utils is not installed.
 lo_need()
 {
-	for p in "$@"; do
-		if ! command -v "$p" >/dev/null 2>&1; then
-			lo_log "SKIP: $p not installed (rdmacm-utils)"
+	for _p in "$@"; do
+		if ! command -v "$_p" >/dev/null 2>&1; then
+			lo_log "SKIP: $_p not installed (rdmacm-utils)"
 			exit 77
 		fi
 	done
@@ -123,7 +123,11 @@ lo_udp_bound()
 # lo_wait_ready NS PID: wait for the server of lo_run_pair (see there).
 lo_wait_ready()
 {
-	if [ -n "${LO_TCP_PORT:-}" ]; then
+	if [ -n "${LO_READY_EXIT:-}" ]; then
+		# the server ends on its own before any client
+		lo_poll "$2" false
+		return 0
+	elif [ -n "${LO_TCP_PORT:-}" ]; then
 		lo_poll "$2" lo_tcp_listening "$LO_TCP_PORT"
 	elif [ -n "${LO_UDP_PORT:-}" ]; then
 		lo_poll "$2" lo_udp_bound "$LO_UDP_PORT"
@@ -150,7 +154,8 @@ lo_expect()
 }
 
 # lo_expect_outputs DIR: server.out and client.out in DIR match
-# LO_SERVER_EXPECT and LO_CLIENT_EXPECT (each regex a line of them).
+# LO_SERVER_EXPECT and LO_CLIENT_EXPECT (each regex a line of them), their
+# .err files LO_SERVER_ERR_EXPECT and LO_CLIENT_ERR_EXPECT.
 lo_expect_outputs()
 {
 	_outs=0
@@ -161,6 +166,10 @@ lo_expect_outputs()
 	lo_expect "$1/server.out" ${LO_SERVER_EXPECT:-} || _outs=1
 	# shellcheck disable=SC2086
 	lo_expect "$1/client.out" ${LO_CLIENT_EXPECT:-} || _outs=1
+	# shellcheck disable=SC2086
+	lo_expect "$1/server.err" ${LO_SERVER_ERR_EXPECT:-} || _outs=1
+	# shellcheck disable=SC2086
+	lo_expect "$1/client.err" ${LO_CLIENT_ERR_EXPECT:-} || _outs=1
 	IFS=$_old_ifs
 	return $_outs
 }
@@ -190,6 +199,15 @@ lo_check_reports()
 	else
 		_exp=${LO_EXPECT_CLIENT:-}
 	fi
+	if [ "$_exp" = "no report" ]; then
+		# a program that never called librdmacm or libibverbs
+		for _r in "$_rdir/$_side".*.json; do
+			[ -e "$_r" ] || continue
+			lo_log "  $_side: a report where none is due: $_r"
+			return 1
+		done
+		return 0
+	fi
 	_want=$(printf '%s\n' "$_exp" | awk 'NF { print $1 " " $2 }' | sort -u)
 	for _r in "$_rdir/$_side".*.json; do
 		[ -e "$_r" ] || continue
@@ -218,15 +236,110 @@ lo_check_reports()
 	return $_bad
 }
 
-# lo_want_rc MODE EXPECTED: the exit status a side must have: 0, or under
-# the shim the shim's exitcode (23) when it is expected to report errors or
-# leaks of the program.
+# lo_check_killed DIR SIDE: SIDE was stopped by a signal: its report(s)
+# exist, say so ("killed") and hold no error (the leaks are what it held
+# when it was stopped).
+lo_check_killed()
+{
+	_n=0
+	_bad=0
+	for _r in "$1/$2".*.json; do
+		[ -e "$_r" ] || continue
+		_n=$((_n + 1))
+		_e=$("$JQ" -r 'if .status != "killed" then "status \(.status)"
+			else (.findings[] | select(.severity == "error")
+			| "\(.rule) \(.call // "-")") end' "$_r" 2>&1)
+		if [ -n "$_e" ]; then
+			lo_log "  stopped $2's report $_r: $_e"
+			_bad=1
+		fi
+	done
+	if [ "$_n" -lt 1 ]; then
+		lo_log "  no JSON report of the stopped $2 in $1"
+		_bad=1
+	fi
+	return $_bad
+}
+
+# lo_want_rc MODE EXPECTED [STATUS]: the exit status a side must have:
+# STATUS (the real stack's, default 0), or under the shim the shim's
+# exitcode (23) when it is expected to report errors or leaks of the
+# program.
 lo_want_rc()
 {
-	if [ "$1" = shim ] && [ -n "$2" ]; then
+	if [ "$1" = shim ] && [ -n "$2" ] && [ "$2" != "no report" ]; then
 		echo 23
 	else
-		echo 0
+		echo "${3:-0}"
+	fi
+}
+
+# lo_outputs_match FILE REGEXES: every regex (newline-separated) matches a
+# line of FILE (quietly; lo_expect says what is missing).
+lo_outputs_match()
+{
+	_f=$1
+	_old_ifs=$IFS
+	IFS='
+'
+	for _re in $2; do
+		if ! grep -Eq -- "$_re" "$_f" 2>/dev/null; then
+			IFS=$_old_ifs
+			return 1
+		fi
+	done
+	IFS=$_old_ifs
+	return 0
+}
+
+# lo_wait_gone PID SECONDS: until process PID has ended, SECONDS at most.
+lo_wait_gone()
+{
+	_i=0
+	while [ "$_i" -lt "$(($2 * 100))" ] && kill -0 "$1" 2>/dev/null; do
+		sleep 0.01
+		_i=$((_i + 1))
+	done
+}
+
+# lo_run_client MODE ENV...: the client of lo_run_pair: to its end, or
+# with LO_CLIENT_RUNS=SECONDS, a program that runs until it is stopped:
+# it must print its LO_CLIENT_EXPECT lines within SECONDS and still run,
+# and is then stopped with SIGTERM (a user's ^C).  Sets _crc.
+lo_run_client()
+{
+	_cmode=$1
+	shift
+	if [ -z "${LO_CLIENT_RUNS:-}" ]; then
+		# shellcheck disable=SC2086
+		timeout "$lo_timeout" env "$@" $LO_CLIENT \
+			>"$_d/client.out" 2>"$_d/client.err"
+		_crc=$?
+		return
+	fi
+	# shellcheck disable=SC2086
+	env "$@" $LO_CLIENT >"$_d/client.out" 2>"$_d/client.err" &
+	_cpid=$!
+	_i=0
+	_n=$((LO_CLIENT_RUNS * 100))
+	while [ "$_i" -lt "$_n" ] && kill -0 "$_cpid" 2>/dev/null &&
+	      ! lo_outputs_match "$_d/client.out" "${LO_CLIENT_EXPECT:-}"; do
+		sleep 0.01
+		_i=$((_i + 1))
+	done
+	if [ -n "${LO_CLIENT_GRACE:-}" ]; then
+		# it must outlive the server's exit by that much
+		lo_wait_gone "$lo_spid" "$lo_timeout"
+		lo_wait_gone "$_cpid" "$LO_CLIENT_GRACE"
+	fi
+	if kill -0 "$_cpid" 2>/dev/null; then
+		{ kill -TERM "$_cpid"; wait "$_cpid"; } 2>/dev/null
+		_crc=run
+	else
+		wait "$_cpid"
+		_crc=$?
+		lo_log "  [$_cmode] the client ended (exit $_crc) where it" \
+		       "runs until stopped"
 	fi
 }
 
@@ -239,11 +352,23 @@ lo_want_rc()
 #   LO_UDP_PORT         instead: wait until the server has bound this
 #                       UDP port (a datagram rsocket)
 #   LO_KILL_SERVER=1    the server never exits: kill it after the client
+#                       (under the shim its report must say "killed" and
+#                       hold no error)
+#   LO_SERVER_RC, LO_CLIENT_RC  the exit status each side has on the real
+#                       stack (default 0)
+#   LO_CLIENT_RUNS=SECONDS  the client runs until it is stopped: it must
+#                       print its lines within SECONDS, is then stopped
+#                       with SIGTERM, and reports as LO_KILL_SERVER's
+#   LO_CLIENT_GRACE=SECONDS  with LO_CLIENT_RUNS: the client must still
+#                       run SECONDS after the server's exit
+#   LO_READY_EXIT=1     the client starts when the server has ended
+#   LO_ALONE=1          no server: LO_CLIENT is one program on its own
 #   LO_SERVER_EXPECT, LO_CLIENT_EXPECT  newline-separated regexes
 #   LO_CLIENT_REJECT    a regex no client output line may match
 #   LO_EXPECT_SERVER, LO_EXPECT_CLIENT  errors and leaks the shim must
 #                       report: known bugs of the programs themselves
-#                       (see lo_check_reports); warnings are always allowed
+#                       (see lo_check_reports); warnings are always allowed;
+#                       "no report": the side never uses either library
 #   LO_RETRY_ON         a regex of a failure of the program itself (not
 #                       of the backend or the shim) after which a run is
 #                       repeated, three times at most; say why where it is
@@ -275,31 +400,43 @@ lo_run_pair()
 	fi
 	_status=0
 
-	# only the programs get the environment, not timeout(1)
-	# shellcheck disable=SC2086
-	timeout "$lo_timeout" env RDMACHECK_LOOPBACK_NS="$_ns" \
-		LD_LIBRARY_PATH="$_ldp" LD_PRELOAD="$_pre" \
-		RDMACHECK_OPTIONS="$_opt_s" $LO_SERVER >"$_d/server.out" \
-		2>"$_d/server.err" &
-	lo_spid=$!
-	if ! lo_wait_ready "$_ns" "$lo_spid"; then
+	_src= _crc=
+	if [ -n "${LO_ALONE:-}" ]; then
+		# one program on its own (LO_CLIENT), no server
+		: >"$_d/server.out"
+		: >"$_d/server.err"
+	else
+		# only the programs get the environment, not timeout(1)
+		# shellcheck disable=SC2086
+		timeout "$lo_timeout" env RDMACHECK_LOOPBACK_NS="$_ns" \
+			LD_LIBRARY_PATH="$_ldp" LD_PRELOAD="$_pre" \
+			RDMACHECK_OPTIONS="$_opt_s" $LO_SERVER \
+			>"$_d/server.out" 2>"$_d/server.err" &
+		lo_spid=$!
+	fi
+	if [ -z "${LO_ALONE:-}" ] && ! lo_wait_ready "$_ns" "$lo_spid"; then
 		lo_log "FAIL [$_mode] $_label: server never got ready"
 		{ kill "$lo_spid"; } 2>/dev/null
 		_status=1
 	else
-		# shellcheck disable=SC2086
-		timeout "$lo_timeout" env RDMACHECK_LOOPBACK_NS="$_ns" \
+		lo_run_client "$_mode" RDMACHECK_LOOPBACK_NS="$_ns" \
 			LD_LIBRARY_PATH="$_ldp" LD_PRELOAD="$_pre" \
-			RDMACHECK_OPTIONS="$_opt_c" $LO_CLIENT \
-			>"$_d/client.out" 2>"$_d/client.err"
-		_crc=$?
-		if [ "$_crc" -ne "$(lo_want_rc "$_mode" "${LO_EXPECT_CLIENT:-}")" ]
-		then
-			lo_log "FAIL [$_mode] $_label: client exited $_crc"
+			RDMACHECK_OPTIONS="$_opt_c"
+		if [ -n "${LO_CLIENT_RUNS:-}" ]; then
+			_want=run
+		else
+			_want=$(lo_want_rc "$_mode" "${LO_EXPECT_CLIENT:-}" \
+				"${LO_CLIENT_RC:-0}")
+		fi
+		if [ "$_crc" != "$_want" ]; then
+			lo_log "FAIL [$_mode] $_label: client exited $_crc" \
+			       "(want $_want)"
 			_status=1
 		fi
 	fi
-	if [ "${LO_KILL_SERVER:-0}" = 1 ]; then
+	if [ -n "${LO_ALONE:-}" ]; then
+		:
+	elif [ "${LO_KILL_SERVER:-0}" = 1 ]; then
 		if ! kill -0 "$lo_spid" 2>/dev/null; then
 			wait "$lo_spid"
 			lo_log "FAIL [$_mode] $_label: server died" \
@@ -311,9 +448,11 @@ lo_run_pair()
 	else
 		wait "$lo_spid"
 		_src=$?
-		if [ "$_src" -ne "$(lo_want_rc "$_mode" "${LO_EXPECT_SERVER:-}")" ]
-		then
-			lo_log "FAIL [$_mode] $_label: server exited $_src"
+		_want=$(lo_want_rc "$_mode" "${LO_EXPECT_SERVER:-}" \
+			"${LO_SERVER_RC:-0}")
+		if [ "$_src" -ne "$_want" ]; then
+			lo_log "FAIL [$_mode] $_label: server exited $_src" \
+			       "(want $_want)"
 			_status=1
 		fi
 	fi
@@ -327,9 +466,15 @@ lo_run_pair()
 	fi
 
 	if [ "$_mode" = shim ] && [ "$_status" = 0 ]; then
-		lo_check_reports "$_d" client || _status=1
+		if [ -n "${LO_CLIENT_RUNS:-}" ]; then
+			lo_check_killed "$_d" client || _status=1
+		else
+			lo_check_reports "$_d" client || _status=1
+		fi
 		# a killed server's report (if any) lists what it still held
-		if [ "${LO_KILL_SERVER:-0}" != 1 ]; then
+		if [ "${LO_KILL_SERVER:-0}" = 1 ]; then
+			lo_check_killed "$_d" server || _status=1
+		elif [ -z "${LO_ALONE:-}" ]; then
 			lo_check_reports "$_d" server || _status=1
 		fi
 	fi

@@ -249,6 +249,10 @@ static const char *const unswept[] = {
 	"ibv_destroy_counters", "ibv_destroy_flow",
 	"ibv_destroy_rwq_ind_table", "ibv_destroy_wq", "ibv_free_dm",
 	"ibv_open_qp", "ibv_open_xrcd", "ibv_reg_dm_mr",
+	/* the data path (OP, track_wr=1): garbage crashes the provider too */
+	"ibv_post_send", "ibv_post_recv", "ibv_post_srq_recv", "ibv_poll_cq",
+	/* libc memory (track_buffers=1): forwarded as the program passed it */
+	"free", "realloc", "munmap",
 	/* RDMACM_1.4, not in rdma-core 44.0's headers */
 	"rdma_resolve_addrinfo", "rdma_query_addrinfo", "rdma_write_cm_event",
 	/* strings and hints the library reads (documented unchecked) */

@@ -20,7 +20,7 @@ while [ "$i" -lt 20 ]; do
 		RDMACHECK_OPTIONS="json=$work/r.json" \
 		"$bin" term-at-exit >"$work/out" 2>&1
 	rc=$?
-	st=$(jq -r .status "$work/r.json" 2>/dev/null)
+	st=$("${JQ:-jq}" -r .status "$work/r.json" 2>/dev/null)
 	left=$(ls "$work" | grep -c '\.tmp\.')
 	if [ "$st" != exited ] || [ "$left" != 0 ] ||
 	   { [ "$rc" != 23 ] && [ "$rc" != 143 ]; }; then
