@@ -287,21 +287,22 @@ void lo_dma_peer_gone(uint32_t blk, struct lo_conn *c)
 
 /*
  * Bring qp's entry up to date (QP lock held): valid while an RC QP is in
- * RTS or SQD (in RTR a request must raise COMM_EST, by the stream);
- * withdraw: it is being destroyed.
+ * RTR, RTS or SQD (a bandwidth test's target stays in RTR), with rtr set
+ * while the first request must still reach it by the stream to raise
+ * COMM_EST; withdraw: it is being destroyed.
  */
 void lo_dma_qp_pub(struct lo_qp *qp, bool withdraw)
 {
 	enum ibv_qp_state s = qp->qp.state;
 	struct lo_dma_tbl *t;
 	struct lo_dma_qp *e;
-	bool want;
+	bool want, rtr = s == IBV_QPS_RTR && !qp->comm_est;
 
 	/* a QP inherited over fork() is in the parent's table */
 	if (qp->gen != lo_fork_gen)
 		return;
 	want = !withdraw && qp->qp.qp_type == IBV_QPT_RC && qp->qp.pd &&
-	       (s == IBV_QPS_RTS || s == IBV_QPS_SQD);
+	       (s == IBV_QPS_RTR || s == IBV_QPS_RTS || s == IBV_QPS_SQD);
 	if (!want && !qp->dma_pub)
 		return;
 	t = lo_dma_tbl_get();
@@ -310,8 +311,11 @@ void lo_dma_qp_pub(struct lo_qp *qp, bool withdraw)
 	e = &t->qp[qp->qp.qp_num & (LO_QPN_PER_BLK - 1)];
 	if (qp->dma_pub) {
 		if (want && lo_ld(&e->dest_qpn) == qp->attr.dest_qp_num &&
-		    lo_ld(&e->access) == (uint32_t)qp->attr.qp_access_flags)
+		    lo_ld(&e->access) == (uint32_t)qp->attr.qp_access_flags) {
+			/* only ever 1 -> 0: nothing placed can go wrong */
+			lo_st(&e->rtr, rtr);
 			return;
+		}
 		__atomic_store_n(&e->valid, 0, __ATOMIC_SEQ_CST);
 		lo_dma_fence(t);
 		qp->dma_pub = false;
@@ -322,6 +326,7 @@ void lo_dma_qp_pub(struct lo_qp *qp, bool withdraw)
 	lo_st(&e->dest_qpn, qp->attr.dest_qp_num);
 	lo_st(&e->access, qp->attr.qp_access_flags);
 	lo_st(&e->pd, qp->qp.pd->handle);
+	lo_st(&e->rtr, rtr);
 	__atomic_store_n(&e->valid, 1, __ATOMIC_RELEASE);
 	qp->dma_pub = true;
 }
@@ -381,7 +386,8 @@ void lo_dma_mr_unpub(struct lo_mr *m)
  * where va is in the target.  Caller counts itself in busy.
  */
 static bool lo_dma_check(struct lo_dma_tbl *t, const struct lo_wire_hdr *h,
-			 uint64_t len, uint32_t need, uint64_t *addr)
+			 uint64_t len, uint32_t need, uint64_t *addr,
+			 bool *rtr)
 {
 	struct lo_dma_qp *q = &t->qp[h->dst_qpn & (LO_QPN_PER_BLK - 1)];
 	struct lo_dma_mr *m;
@@ -390,6 +396,10 @@ static bool lo_dma_check(struct lo_dma_tbl *t, const struct lo_wire_hdr *h,
 	if (!__atomic_load_n(&q->valid, __ATOMIC_SEQ_CST) ||
 	    lo_ld(&q->qpn) != h->dst_qpn || lo_ld(&q->dest_qpn) != h->src_qpn ||
 	    !(lo_ld(&q->access) & need))
+		return false;
+	*rtr = lo_ld(&q->rtr);
+	/* a READ's response would come before COMM_EST */
+	if (*rtr && need == IBV_ACCESS_REMOTE_READ)
 		return false;
 	if (!len)
 		return true;
@@ -411,11 +421,13 @@ static bool lo_dma_check(struct lo_dma_tbl *t, const struct lo_wire_hdr *h,
  * total bytes straight into (or from) the target's memory.  true: done,
  * every byte once and the last one last (a separate copy), as a program
  * that polls the last byte must see; false: nothing was placed, send it
- * by the stream.  Caller holds the QP lock and has checked that no
- * earlier request of this QP is still on its way (ordering).
+ * by the stream.  *notify: the target is in RTR and has not raised
+ * COMM_EST yet; the caller tells it by the stream (a PLACED frame).
+ * Caller holds the QP lock and has checked that no earlier request of
+ * this QP still has data on its way (ordering).
  */
 bool lo_dma_post(struct lo_qp *qp, struct ibv_send_wr *wr,
-		 const struct lo_wire_hdr *h, uint64_t total)
+		 const struct lo_wire_hdr *h, uint64_t total, bool *notify)
 {
 	bool rd = h->op == LO_OP_READ_REQ;
 	bool inl = wr->send_flags & IBV_SEND_INLINE;
@@ -463,7 +475,7 @@ bool lo_dma_post(struct lo_qp *qp, struct ibv_send_wr *wr,
 	if (!t || __atomic_load_n(&p->refused, __ATOMIC_RELAXED))
 		goto unlock;
 	__atomic_add_fetch(&t->busy[me], 1, __ATOMIC_SEQ_CST);
-	if (!lo_dma_check(t, h, total, need, &addr))
+	if (!lo_dma_check(t, h, total, need, &addr, notify))
 		goto uncount;
 	if (!total) {
 		ok = true;

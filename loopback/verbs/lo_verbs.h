@@ -300,6 +300,7 @@ struct lo_swr {
 	enum ibv_wc_opcode opcode;
 	bool signaled;
 	bool done;
+	bool hazard;			/* its data on the stream, unplaced */
 	enum ibv_wc_status status;
 	uint32_t byte_len;
 	int num_sge;			/* READ: local scatter list */
@@ -324,6 +325,7 @@ struct lo_qp {
 	struct lo_list swrs;
 	unsigned int nswr;
 	unsigned int pending;		/* send WRs not done: answers due */
+	unsigned int unplaced;		/* of those, data still on the stream */
 	uint64_t next_seq;
 	bool sq_error;			/* local error: stop sending */
 	bool comm_est;			/* first request seen (COMM_EST) */
@@ -470,7 +472,7 @@ int lo_ud_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
  * fate (dma.c).
  */
 #define LO_DMA_MAGIC		0x6c6f646dU	/* "lodm" */
-#define LO_DMA_VERSION		1
+#define LO_DMA_VERSION		2
 #define LO_DMA_MRS		16384		/* MR entries (by key) */
 
 struct lo_dma_qp {
@@ -479,7 +481,7 @@ struct lo_dma_qp {
 	uint32_t dest_qpn;
 	uint32_t access;		/* qp_access_flags */
 	uint32_t pd;			/* the PD's handle */
-	uint32_t pad;
+	uint32_t rtr;			/* in RTR, no COMM_EST raised yet */
 };
 
 struct lo_dma_mr {
@@ -510,7 +512,7 @@ void lo_dma_qp_pub(struct lo_qp *qp, bool withdraw);
 void lo_dma_mr_pub(struct lo_mr *m);
 void lo_dma_mr_unpub(struct lo_mr *m);
 bool lo_dma_post(struct lo_qp *qp, struct ibv_send_wr *wr,
-		 const struct lo_wire_hdr *h, uint64_t total);
+		 const struct lo_wire_hdr *h, uint64_t total, bool *notify);
 void lo_dma_fork_prepare(void);
 void lo_dma_fork_parent(void);
 void lo_dma_fork_child(void);

@@ -209,6 +209,7 @@ void lo_qp_to_err_locked(struct lo_qp *qp)
 		free(w);
 	}
 	qp->pending = 0;
+	qp->unplaced = 0;
 	lo_free_inq(qp);
 	lo_qp_close_conns(qp, 1);
 	/* An SRQ user learns that nothing more will be consumed for it. */
@@ -296,6 +297,7 @@ void lo_qp_timeout_locked(struct lo_qp *qp)
 			w->done = true;
 			w->status = IBV_WC_RETRY_EXC_ERR;
 			qp->pending--;
+			qp->unplaced -= w->hazard;
 			break;
 		}
 	}
@@ -655,6 +657,7 @@ static void lo_handle_resp(struct lo_qp *qp, struct lo_wire_hdr *h,
 		return;
 	w->done = true;
 	qp->pending--;
+	qp->unplaced -= w->hazard;
 	switch (h->op) {
 	case LO_OP_ACK:
 		w->status = IBV_WC_SUCCESS;
@@ -707,6 +710,7 @@ void lo_qp_handle_msg_locked(struct lo_qp *qp, struct lo_wire_hdr *h,
 	 * still in RTR (rxe never reports it, HCAs such as mlx5 do). */
 	if (qp->qp.state == IBV_QPS_RTR && !qp->comm_est) {
 		qp->comm_est = true;
+		lo_dma_qp_pub(qp, false);	/* no more notices needed */
 		lo_async_event(qp->qp.context, IBV_EVENT_COMM_EST, &qp->qp);
 	}
 	if (lo_list_empty(&qp->inq) && lo_process_req(qp, h, pay) == LO_DONE) {
@@ -1215,6 +1219,7 @@ static void lo_qp_reset_locked(struct lo_qp *qp)
 	}
 	qp->nswr = 0;
 	qp->pending = 0;
+	qp->unplaced = 0;
 	lo_free_inq(qp);
 	qp->sq_error = false;
 	qp->peer_gone = false;
@@ -1435,6 +1440,7 @@ static int lo_post_one(struct lo_qp *qp, struct ibv_send_wr *wr)
 	struct lo_conn *tx;
 	struct lo_swr *w;
 	uint64_t total = 0;
+	bool notify = false;
 	int i;
 
 	for (i = 0; i < wr->num_sge; i++)
@@ -1526,18 +1532,21 @@ static int lo_post_one(struct lo_qp *qp, struct ibv_send_wr *wr)
 		}
 	}
 	/*
-	 * Place the data in the target ourselves, as a NIC does, when
-	 * nothing of ours is still on its way there (RC orders a request
-	 * after every earlier one).  A WRITE or READ is then done: its
-	 * completion follows the placement, as an ACK would; a
-	 * WRITE_WITH_IMM still sends its immediate, by the stream.
+	 * Place the data in the target ourselves, as a NIC does, when no
+	 * data of ours is still on its way there by the stream (RC places
+	 * a request after every earlier one).  A WRITE or READ is then
+	 * done: its completion follows the placement, as an ACK would; a
+	 * WRITE_WITH_IMM still sends its immediate by the stream, and so
+	 * does a WRITE to a target in RTR that has yet to see a request
+	 * (a PLACED frame: it raises COMM_EST there).  Ordering waits only
+	 * for unplaced data: a bandwidth test keeps WRs pending for ever.
 	 */
-	if (!qp->sq_error && !qp->pending && qp->qp.qp_type == IBV_QPT_RC &&
+	if (!qp->sq_error && !qp->unplaced && qp->qp.qp_type == IBV_QPT_RC &&
 	    !qp->peer_gone &&
 	    (h.op == LO_OP_WRITE || h.op == LO_OP_READ_REQ ||
 	     (h.op == LO_OP_WRITE_IMM && total)) &&
-	    lo_dma_post(qp, wr, &h, total)) {
-		if (h.op != LO_OP_WRITE_IMM) {
+	    lo_dma_post(qp, wr, &h, total, &notify)) {
+		if (h.op != LO_OP_WRITE_IMM && !notify) {
 			w->seq = ++qp->next_seq;
 			w->done = true;
 			w->status = IBV_WC_SUCCESS;
@@ -1577,6 +1586,9 @@ static int lo_post_one(struct lo_qp *qp, struct ibv_send_wr *wr)
 	qp->pending++;
 	if (!b)
 		return 0;	/* behind a local error: will be flushed */
+	/* a PLACED WRITE's frame carries no data a later one could pass */
+	w->hazard = h.op != LO_OP_WRITE || !(h.flags & LO_WF_PLACED);
+	qp->unplaced += w->hazard;
 
 	tx = lo_qp_tx(qp);
 	if (!tx || lo_conn_queue(tx, b)) {
@@ -1594,6 +1606,7 @@ static int lo_post_one(struct lo_qp *qp, struct ibv_send_wr *wr)
 	if (qp->qp.qp_type == IBV_QPT_UC) {
 		w->done = true;		/* unreliable: no ACK coming */
 		qp->pending--;
+		qp->unplaced -= w->hazard;
 	}
 	return 0;
 }

@@ -14,6 +14,10 @@
  *   fallback: the target is not dumpable and the requester lacks
  *             CAP_SYS_PTRACE, so process_vm_writev is refused (EPERM):
  *             the same traffic goes by the stream, and is correct.
+ *   rtr:      the target stays in RTR, as a bandwidth test's server
+ *             does: with it stopped, a burst of WRITEs lands at once
+ *             although the first one's answer (the target raises
+ *             COMM_EST on it) cannot come yet; then as direct.
  *   off:      the same with RDMACHECK_LOOPBACK_DMA=0 on both sides.
  */
 #ifndef _GNU_SOURCE
@@ -59,6 +63,7 @@ static unsigned char *buf;	/* the requester's own */
 static struct info peer;
 static int sock = -1;
 static int target;		/* 1 in the child */
+static int rtr_only;		/* the target stays in RTR */
 static const char *step = "start";
 
 static void die(const char *fmt, ...)
@@ -191,10 +196,12 @@ static void setup(void)
 	qa.retry_cnt = 7;
 	qa.rnr_retry = 7;
 	qa.max_rd_atomic = 1;
-	CHECK(ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			    IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) == 0);
-	/* both in RTS before anyone sends */
+	if (!target || !rtr_only)
+		CHECK(ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
+				    IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
+				    IBV_QP_SQ_PSN |
+				    IBV_QP_MAX_QP_RD_ATOMIC) == 0);
+	/* both in RTS (or RTR) before anyone sends */
 	xfer(&mine, 1, 1);
 	xfer(&mine, 1, 0);
 }
@@ -205,8 +212,10 @@ static void target_main(void)
 {
 	struct ibv_sge sge;
 	struct ibv_recv_wr rw, *bad;
+	struct ibv_async_event ev;
 	struct ibv_wc wc;
 	uint64_t snap;
+	uint32_t type;
 	char c;
 
 	for (;;) {
@@ -232,6 +241,14 @@ static void target_main(void)
 			memcpy(&snap, shm + (768 << 10), sizeof(snap));
 			xfer(&snap, sizeof(snap), 1);
 			continue;
+		case 'e':	/* the next async event's type, to the parent */
+			step = "target's async event";
+			CHECK(ibv_get_async_event(ctx, &ev) == 0);
+			type = ev.event_type;
+			CHECK(ev.element.qp == qp || type != IBV_EVENT_COMM_EST);
+			ibv_ack_async_event(&ev);
+			xfer(&type, sizeof(type), 1);
+			continue;
 		case 'q':
 			exit(0);
 		default:
@@ -244,7 +261,7 @@ static void target_main(void)
 static void cmd(char c)
 {
 	xfer(&c, 1, 1);
-	if (c != 'w' && c != 'd' && c != 'q')
+	if (c != 'w' && c != 'd' && c != 'e' && c != 'q')
 		xfer(&c, 1, 0);
 }
 
@@ -356,6 +373,37 @@ static void test_dereg(void)
 	printf("dma_test: %d writes before the dereg's\n", sent);
 }
 
+/*
+ * A target in RTR (a bandwidth test's server never moves to RTS), stopped:
+ * the first WRITE's answer waits for it (its COMM_EST), the burst behind
+ * lands all the same, and completes, in order, once it runs.
+ */
+#define BURST	16
+static void test_rtr(pid_t pid)
+{
+	size_t off = 128 << 10;
+	uint32_t type;
+	int i, st;
+
+	step = "burst into a target in RTR";
+	CHECK(kill(pid, SIGSTOP) == 0);
+	CHECK(waitpid(pid, &st, WUNTRACED) == pid && WIFSTOPPED(st));
+	fill(buf, BURST * 4096, 21);
+	for (i = 0; i < BURST; i++)
+		post(100 + i, IBV_WR_RDMA_WRITE, i * 4096, 4096,
+		     off + i * 4096, 0);
+	if (memcmp(shm + off, buf, BURST * 4096))
+		die("the burst did not land while the target was stopped");
+	CHECK(kill(pid, SIGCONT) == 0);
+	CHECK(waitpid(pid, &st, WCONTINUED) == pid && WIFCONTINUED(st));
+	for (i = 0; i < BURST; i++)
+		expect_wc(100 + i, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+	cmd('e');
+	xfer(&type, sizeof(type), 0);
+	if (type != IBV_EVENT_COMM_EST)
+		die("target's event %u, want COMM_EST", type);
+}
+
 /* Whether we may write into the target (its MR's last byte, unused). */
 static int may_write(pid_t pid)
 {
@@ -385,16 +433,17 @@ static void drop_ptrace_cap(void)
 
 int main(int argc, char **argv)
 {
-	const char *mode = argc > 1 ? argv[1] : "direct";
+	const char *mode = argc > 1 ? argv[1] : "direct", *name = mode;
 	int sv[2], st;
 	pid_t pid;
 
 	alarm(60);
 	if (strcmp(mode, "direct") && strcmp(mode, "fallback") &&
-	    strcmp(mode, "off")) {
-		fprintf(stderr, "usage: dma_test [direct|fallback|off]\n");
+	    strcmp(mode, "rtr") && strcmp(mode, "off")) {
+		fprintf(stderr, "usage: dma_test [direct|fallback|rtr|off]\n");
 		return 2;
 	}
+	rtr_only = !strcmp(mode, "rtr");
 	if (!strcmp(mode, "off"))
 		setenv("RDMACHECK_LOOPBACK_DMA", "0", 1);
 	shm = mmap(NULL, SHM_SIZE, PROT_READ | PROT_WRITE,
@@ -416,6 +465,12 @@ int main(int argc, char **argv)
 	if (target)
 		target_main();
 
+	if (rtr_only && may_write(pid)) {
+		test_rtr(pid);
+		mode = "direct";
+	} else if (rtr_only) {
+		mode = "refused";
+	}
 	step = "first write";
 	write_read(0, 64, 1);
 	if (!strcmp(mode, "fallback") && may_write(pid))
@@ -438,6 +493,6 @@ int main(int argc, char **argv)
 	cmd('q');
 	CHECK(waitpid(pid, &st, 0) == pid);
 	CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
-	printf("dma_test: %s: PASS\n", mode);
+	printf("dma_test: %s (%s): PASS\n", name, mode);
 	return 0;
 }
