@@ -64,6 +64,20 @@ int ibv_destroy_comp_channel(struct ibv_comp_channel *channel)
 	return 0;
 }
 
+/*
+ * The depth a CQ of cqe entries gets, as rxe and mlx5 give it: a power of
+ * two of slots, one kept free (rxe_queue_init: 4 -> 7).  A program sees it
+ * in cq->cqe; one more completion than that overruns the CQ.
+ */
+static int lo_cq_depth(int cqe)
+{
+	unsigned int n = 1;
+
+	while (n < (unsigned int)cqe + 1)
+		n <<= 1;
+	return n - 1 > LO_MAX_CQE ? LO_MAX_CQE : (int)(n - 1);
+}
+
 struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe,
 			     void *cq_context, struct ibv_comp_channel *channel,
 			     int comp_vector)
@@ -82,6 +96,7 @@ struct ibv_cq *ibv_create_cq(struct ibv_context *ctx, int cqe,
 		errno = ENOMEM;
 		return NULL;
 	}
+	cqe = lo_cq_depth(cqe);
 	q->cap = cqe + 1;
 	q->ring = calloc(q->cap, sizeof(*q->ring));
 	if (!q->ring) {
@@ -177,18 +192,22 @@ static int lo_cq_regrow(struct lo_cq *q, unsigned int newcap)
 }
 
 /*
- * Add one completion.  A real CQ would overflow; we grow instead so that a
- * slow poller never loses completions.  Fires the channel if armed.
+ * Add one completion.  Fires the channel if armed.  false: the CQ holds
+ * cq->cqe completions already, it overruns as on rxe (rxe_cq_post): the
+ * completion is lost and IBV_EVENT_CQ_ERR goes to the context's async
+ * queue; the caller decides what that does to its QP.
  */
-void lo_cq_push(struct lo_cq *q, const struct ibv_wc *wc, bool solicited)
+bool lo_cq_push(struct lo_cq *q, const struct ibv_wc *wc, bool solicited)
 {
 	struct lo_cq_event *e = NULL;
 	bool fire;
 
 	pthread_mutex_lock(&q->lock);
-	if (q->count == q->cap && lo_cq_regrow(q, q->cap * 2)) {
+	if (q->count >= (unsigned int)q->cq.cqe ||
+	    (q->count == q->cap && lo_cq_regrow(q, q->cap * 2))) {
 		pthread_mutex_unlock(&q->lock);
-		return;
+		lo_async_event(q->cq.context, IBV_EVENT_CQ_ERR, &q->cq);
+		return false;
 	}
 	q->ring[(q->head + q->count) % q->cap] = *wc;
 	q->count++;
@@ -207,6 +226,7 @@ void lo_cq_push(struct lo_cq *q, const struct ibv_wc *wc, bool solicited)
 
 		lo_evq_push(&c->evq, &e->link);
 	}
+	return true;
 }
 
 static int lo_cq_take(struct lo_cq *q, int n, struct ibv_wc *wc)
@@ -310,6 +330,7 @@ int ibv_resize_cq(struct ibv_cq *cq, int cqe)
 	q = lo_cq(cq);
 	if (cqe < 1 || cqe > LO_MAX_CQE)
 		return EINVAL;
+	cqe = lo_cq_depth(cqe);
 	pthread_mutex_lock(&q->lock);
 	if ((unsigned int)cqe < q->count)
 		ret = EINVAL;

@@ -417,6 +417,43 @@ static bool lo_dma_check(struct lo_dma_tbl *t, const struct lo_wire_hdr *h,
 }
 
 /*
+ * Before qp's posts (no lock held): until the HELLO of its peer's process
+ * (its table) has been read, read what has arrived here ourselves, as
+ * ibv_poll_cq does.  The peer dialled us at its RTR, before it could tell
+ * the program it is ready, so the bytes are here already; without this a
+ * first burst could beat our progress thread to them and go by the stream.
+ */
+void lo_dma_await_peer(struct lo_qp *qp)
+{
+	struct lo_dma_peer *p;
+	uint32_t blk;
+	bool seen = false;
+	int i;
+
+	if (!lo_dma_enabled()) {
+		__atomic_store_n(&qp->dma_peer_seen, true, __ATOMIC_RELAXED);
+		return;
+	}
+	pthread_mutex_lock(&qp->lock);
+	blk = qp->attr.dest_qp_num >> LO_QPN_BLK_BITS;
+	pthread_mutex_unlock(&qp->lock);
+	if (!blk || blk >= LO_QPN_BLKS)
+		return;
+	p = &lo_dma_peers[blk];
+	/* the accept, then the HELLO on the accepted link */
+	for (i = 0; i < 8; i++) {
+		pthread_rwlock_rdlock(&p->lock);
+		seen = p->via != NULL;
+		pthread_rwlock_unlock(&p->lock);
+		if (seen)
+			break;
+		lo_progress_poll_wait();
+	}
+	if (seen)
+		__atomic_store_n(&qp->dma_peer_seen, true, __ATOMIC_RELAXED);
+}
+
+/*
  * Place an RC RDMA WRITE (WRITE_WITH_IMM: its data) or READ request h of
  * total bytes straight into (or from) the target's memory.  true: done,
  * every byte once and the last one last (a separate copy), as a program

@@ -338,6 +338,7 @@ struct lo_qp {
 	struct lo_conn *tx;		/* link to the peer's block */
 	unsigned int gen;		/* lo_fork_gen it was made in */
 	bool dma_pub;			/* its entry in our table is valid */
+	bool dma_peer_seen;		/* atomic: its peer's HELLO was read */
 	/* UD */
 	struct lo_conn *ud;		/* bound @<ns>/ud/<qpn> */
 	int ud_tx_fd;			/* unbound, blocking: for sendto */
@@ -419,7 +420,7 @@ int lo_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 	       struct ibv_mw_bind *mw_bind);
 
 /* cq.c */
-void lo_cq_push(struct lo_cq *cq, const struct ibv_wc *wc, bool solicited);
+bool lo_cq_push(struct lo_cq *cq, const struct ibv_wc *wc, bool solicited);
 int lo_poll_cq(struct ibv_cq *cq, int n, struct ibv_wc *wc);
 int lo_req_notify_cq(struct ibv_cq *cq, int solicited_only);
 
@@ -439,6 +440,7 @@ struct ibv_xrcd *lo_open_xrcd(struct ibv_context *ctx,
 			      struct ibv_xrcd_init_attr *attr);
 int lo_close_xrcd(struct ibv_xrcd *xrcd);
 void lo_qp_to_err_locked(struct lo_qp *qp);
+void lo_qp_to_err_bye_locked(struct lo_qp *qp, int bye);
 bool lo_qp_rx_active(struct lo_qp *qp);
 void lo_qp_handle_msg_locked(struct lo_qp *qp, struct lo_wire_hdr *h,
 			     unsigned char *pay);
@@ -449,7 +451,7 @@ void lo_qp_timeout_locked(struct lo_qp *qp);
 void lo_qp_peer_lost_locked(struct lo_qp *qp);
 void lo_qp_ud_deliver_locked(struct lo_qp *qp, struct lo_ud_hdr *uh,
 			     const unsigned char *pay);
-void lo_cqe(struct ibv_cq *cq, struct lo_qp *qp, uint64_t wr_id,
+bool lo_cqe(struct ibv_cq *cq, struct lo_qp *qp, uint64_t wr_id,
 	    enum ibv_wc_status st, enum ibv_wc_opcode op, uint32_t len,
 	    uint32_t src_qp, uint32_t imm, unsigned int flags, bool solicited);
 void *lo_gather(struct lo_qp *qp, struct ibv_send_wr *wr, void *dst,
@@ -513,6 +515,7 @@ void lo_dma_mr_pub(struct lo_mr *m);
 void lo_dma_mr_unpub(struct lo_mr *m);
 bool lo_dma_post(struct lo_qp *qp, struct ibv_send_wr *wr,
 		 const struct lo_wire_hdr *h, uint64_t total, bool *notify);
+void lo_dma_await_peer(struct lo_qp *qp);
 void lo_dma_fork_prepare(void);
 void lo_dma_fork_parent(void);
 void lo_dma_fork_child(void);
@@ -528,6 +531,7 @@ socklen_t lo_addr(struct sockaddr_un *sa, const char *kind, uint32_t qpn);
 void lo_prog_lock(void);
 void lo_prog_unlock(void);
 void lo_progress_poll(void);
+void lo_progress_poll_wait(void);
 int lo_qpn_alloc(struct lo_qp *qp);
 void lo_qpn_free(struct lo_qp *qp);
 void lo_link_dial(uint32_t dest_qpn);

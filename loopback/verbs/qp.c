@@ -31,7 +31,7 @@ static uint32_t lo_srq_next;
 
 /* --- helpers ------------------------------------------------------------- */
 
-void lo_cqe(struct ibv_cq *cq, struct lo_qp *qp, uint64_t wr_id,
+bool lo_cqe(struct ibv_cq *cq, struct lo_qp *qp, uint64_t wr_id,
 	    enum ibv_wc_status st, enum ibv_wc_opcode op, uint32_t len,
 	    uint32_t src_qp, uint32_t imm, unsigned int flags, bool solicited)
 {
@@ -47,7 +47,7 @@ void lo_cqe(struct ibv_cq *cq, struct lo_qp *qp, uint64_t wr_id,
 	wc.qp_num = qp->qp.qp_num;
 	wc.src_qp = src_qp;
 	wc.wc_flags = flags;
-	lo_cq_push(lo_cq(cq), &wc, solicited);
+	return lo_cq_push(lo_cq(cq), &wc, solicited);
 }
 
 bool lo_qp_rx_active(struct lo_qp *qp)
@@ -179,6 +179,16 @@ static void lo_free_inq(struct lo_qp *qp)
  */
 void lo_qp_to_err_locked(struct lo_qp *qp)
 {
+	lo_qp_to_err_bye_locked(qp, 1);
+}
+
+/*
+ * The same, the peer told bye (lo_qp_close_conns): 0 when we go silent,
+ * as a responder whose receive CQ overran does on rxe: no ACK, nothing
+ * said, the requester retries until its transport timeout.
+ */
+void lo_qp_to_err_bye_locked(struct lo_qp *qp, int bye)
+{
 	bool was_err = qp->qp.state == IBV_QPS_ERR;
 
 	lo_tmo_cancel(qp);
@@ -211,7 +221,7 @@ void lo_qp_to_err_locked(struct lo_qp *qp)
 	qp->pending = 0;
 	qp->unplaced = 0;
 	lo_free_inq(qp);
-	lo_qp_close_conns(qp, 1);
+	lo_qp_close_conns(qp, bye);
 	/* An SRQ user learns that nothing more will be consumed for it. */
 	if (qp->qp.srq && !was_err)
 		lo_async_event(qp->qp.context, IBV_EVENT_QP_LAST_WQE_REACHED,
@@ -503,7 +513,7 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 	enum ibv_wc_status st;
 	struct lo_recv *r;
 	struct lo_rq rq;
-	bool bad;
+	bool bad, ok;
 	void *p;
 
 	switch (h->op) {
@@ -533,11 +543,16 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 		 * the requester saw its send complete, anything it tells us
 		 * out of band (a disconnect) finds our CQE already there.
 		 */
-		lo_cqe(rq.cq, qp, r->wr_id, IBV_WC_SUCCESS,
-		       IBV_WC_RECV, h->len, h->src_qpn, imm ? h->imm : 0,
-		       imm ? IBV_WC_WITH_IMM : 0,
-		       h->flags & LO_WF_SOLICITED);
+		ok = lo_cqe(rq.cq, qp, r->wr_id, IBV_WC_SUCCESS,
+			    IBV_WC_RECV, h->len, h->src_qpn,
+			    imm ? h->imm : 0, imm ? IBV_WC_WITH_IMM : 0,
+			    h->flags & LO_WF_SOLICITED);
 		free(r);
+		if (!ok) {
+			/* the CQ overran (rxe: RESPST_ERR_CQ_OVERFLOW) */
+			lo_qp_to_err_bye_locked(qp, 0);
+			return LO_DONE;
+		}
 		if (rc)
 			lo_qp_respond(qp, LO_OP_ACK, h->seq, 0, NULL, 0);
 		return LO_DONE;
@@ -569,13 +584,17 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 		}
 		r = imm ? lo_take_recv(qp, h, &rq, false, NULL) : NULL;
 		if (r) {
-			lo_cqe(rq.cq, qp, r->wr_id, IBV_WC_SUCCESS,
-			       IBV_WC_RECV_RDMA_WITH_IMM,
-			       (h->flags & LO_WF_PLACED) ? h->rdlen : h->len,
-			       h->src_qpn,
-			       h->imm, IBV_WC_WITH_IMM,
-			       h->flags & LO_WF_SOLICITED);
+			ok = lo_cqe(rq.cq, qp, r->wr_id, IBV_WC_SUCCESS,
+				    IBV_WC_RECV_RDMA_WITH_IMM,
+				    (h->flags & LO_WF_PLACED) ? h->rdlen :
+				    h->len, h->src_qpn, h->imm,
+				    IBV_WC_WITH_IMM,
+				    h->flags & LO_WF_SOLICITED);
 			free(r);
+			if (!ok) {
+				lo_qp_to_err_bye_locked(qp, 0);
+				return LO_DONE;
+			}
 		}
 		if (rc)
 			lo_qp_respond(qp, LO_OP_ACK, h->seq, 0, NULL, 0);
@@ -1224,6 +1243,7 @@ static void lo_qp_reset_locked(struct lo_qp *qp)
 	qp->sq_error = false;
 	qp->peer_gone = false;
 	qp->comm_est = false;
+	__atomic_store_n(&qp->dma_peer_seen, false, __ATOMIC_RELAXED);
 }
 
 int ibv_modify_qp(struct ibv_qp *ibqp, struct ibv_qp_attr *attr,
@@ -1619,6 +1639,9 @@ int lo_post_send(struct ibv_qp *ibqp, struct ibv_send_wr *wr,
 
 	if (ibqp->qp_type == IBV_QPT_UD)
 		return lo_ud_post_send(ibqp, wr, bad_wr);
+	if (ibqp->qp_type == IBV_QPT_RC &&
+	    !__atomic_load_n(&qp->dma_peer_seen, __ATOMIC_RELAXED))
+		lo_dma_await_peer(qp);
 	pthread_mutex_lock(&qp->lock);
 	for (; wr; wr = wr->next) {
 		if (ibqp->state == IBV_QPS_ERR) {

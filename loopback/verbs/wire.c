@@ -821,6 +821,27 @@ void lo_progress_poll(void)
 	pthread_mutex_unlock(&lo_prog_mtx);
 }
 
+/*
+ * The same, waiting for the lock: what has arrived is dispatched once by
+ * the time this returns, by us or by the thread that held it.  Caller
+ * holds no lock of ours.
+ */
+void lo_progress_poll_wait(void)
+{
+	struct epoll_event ev[16];
+	int n;
+
+	if (lo_epfd < 0)
+		return;
+	lo_prog_lock();
+	if (lo_epfd >= 0) {
+		n = epoll_wait(lo_epfd, ev, 16, 0);
+		if (n > 0)
+			lo_dispatch(ev, n, false);
+	}
+	lo_prog_unlock();
+}
+
 static int lo_start_wake(void)
 {
 	struct lo_conn *c;

@@ -29,6 +29,7 @@ void rc_wr_qp_check_(struct rc_call *c, struct ibv_qp *qp);
 void rc_wr_qp_gone_(struct ibv_qp *qp);
 void rc_wr_srq_gone_(struct ibv_srq *srq);
 void rc_wr_cq_gone_(struct ibv_cq *cq);
+void rc_wr_cq_lost_(struct ibv_cq *cq);
 
 static inline bool rc_wr_on(void)
 {
@@ -104,6 +105,12 @@ static inline void rc_wr_cq_gone(struct ibv_cq *cq)
 {
 	if (rc_wr_on())
 		rc_wr_cq_gone_(cq);
+}
+
+static inline void rc_wr_cq_lost(struct ibv_cq *cq)
+{
+	if (rc_wr_on())
+		rc_wr_cq_lost_(cq);
 }
 
 /* track_buffers (wrap_wr.c): is [p, p + len) covered by a live MR?  Fills

@@ -20,6 +20,7 @@
 #include "shim/call.h"
 #include "shim/threads.h"
 #include "shim/verbs.h"
+#include "shim/wr.h"
 
 enum rc_kind rc_v_async_kind(int type)
 {
@@ -118,6 +119,8 @@ int ibv_get_async_event(struct ibv_context *context,
 	ret = RC_FWD(&c, RC_REAL(ibv_get_async_event)(context, event));
 	if (ret || !event)
 		return ret;
+	if (event->event_type == IBV_EVENT_CQ_ERR)
+		rc_wr_cq_lost(event->element.cq);
 	a.kind = rc_v_async_kind(event->event_type);
 	if (a.kind == RC_K_COUNT)
 		return ret;

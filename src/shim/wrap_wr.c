@@ -50,6 +50,7 @@ struct cq_rec {
 	int outstanding;		/* completions owed, not polled */
 	unsigned refs;			/* QP records pointing here */
 	bool dead, reported;
+	bool lost;			/* CQ_ERR seen: what it owed is gone */
 };
 
 enum { E_SIG = 1, E_CNT = 2 };
@@ -990,9 +991,11 @@ void rc_wr_qp_check_(struct rc_call *c, struct ibv_qp *qp)
 	 * a receive may still be waiting for a message. */
 	err = qp->state == IBV_QPS_ERR;
 	if (w && !(w->reported & B_UNPOLLED)) {
-		for (i = 0; i < ring_len(&w->sq); i++)
+		/* a CQ that overran lost them: nothing is left to poll */
+		for (i = 0; i < ring_len(&w->sq) && !(w->scq && w->scq->lost);
+		     i++)
 			sends += !!(ring_at(&w->sq, i)->flags & E_SIG);
-		if (err)
+		if (err && !(w->rcq && w->rcq->lost))
 			recvs = ring_len(&w->rq);
 		if (sends + recvs)
 			w->reported |= B_UNPOLLED;
@@ -1044,6 +1047,21 @@ void rc_wr_srq_gone_(struct ibv_srq *srq)
 		if (!w->refs)
 			free(w);
 	}
+	wr_drop();
+}
+
+/*
+ * The device raised IBV_EVENT_CQ_ERR on cq (it overran: cq-overrun-possible
+ * said so at the post): the completions it owed are lost, not unpolled.
+ */
+void rc_wr_cq_lost_(struct ibv_cq *cq)
+{
+	struct cq_rec *r;
+
+	wr_take();
+	for (r = cq_tab[hptr(cq)]; r; r = r->next)
+		if (r->cq == cq && !r->dead)
+			r->lost = true;
 	wr_drop();
 }
 

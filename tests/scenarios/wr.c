@@ -9,6 +9,8 @@
  * free-registered-memory ones run with track_buffers=1.
  */
 #include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -251,6 +253,75 @@ static NOINLINE void cq_overrun_possible(void)
 	close_all();
 }
 
+/*
+ * The overrun itself: B sends (unsignaled) into every one of A's cqe + 1
+ * receives, nobody polls, so A's CQ has one completion more than it
+ * holds.  Prints what the device does about it: A's async event, then
+ * what A's and B's CQs hold, and A's state.
+ */
+static NOINLINE void cq_overrun_possible_overflow(void)
+{
+	struct ibv_send_wr wr, *badwr;
+	struct ibv_async_event ev;
+	struct ibv_qp_attr qa;
+	struct ibv_qp_init_attr ia;
+	struct ibv_sge sg;
+	struct pollfd pfd;
+	struct ibv_wc wc;
+	int i, n, k;
+
+	open_all(4);
+	n = cq[A]->cqe + 1;
+	if (n > 16) {
+		fprintf(stderr, "scenario: a CQ of %d entries\n", cq[A]->cqe);
+		exit(77);
+	}
+	connect_all();
+	for (i = 0; i < n; i++)
+		if (post_recv(qp[A], i, (uintptr_t)buf + 16 * i, 16,
+			      mr->lkey))
+			scn_die("ibv_post_recv");
+	for (i = 0; i < n; i++) {
+		sg = (struct ibv_sge){ .addr = (uintptr_t)buf + BUF - 8,
+				       .length = 8, .lkey = mr->lkey };
+		memset(&wr, 0, sizeof(wr));
+		wr.wr_id = 100 + i;
+		wr.sg_list = &sg;
+		wr.num_sge = 1;
+		wr.opcode = IBV_WR_SEND;
+		if (ibv_post_send(qp[B], &wr, &badwr))
+			scn_die("ibv_post_send");
+	}
+	pfd.fd = ctx->async_fd;
+	pfd.events = POLLIN;
+	fcntl(pfd.fd, F_SETFL, fcntl(pfd.fd, F_GETFL) | O_NONBLOCK);
+	if (poll(&pfd, 1, 3000) == 1 && !ibv_get_async_event(ctx, &ev)) {
+		printf("scenario: async: %s%s\n",
+		       ibv_event_type_str(ev.event_type),
+		       ev.element.cq == cq[A] ? " (A's CQ)" :
+		       ev.element.qp == qp[A] ? " (A's QP)" : "");
+		ibv_ack_async_event(&ev);
+	} else {
+		printf("scenario: async: none\n");
+	}
+	for (i = 0; i < 2; i++) {
+		k = 0;
+		while (ibv_poll_cq(cq[i], 1, &wc) == 1) {
+			printf("scenario: %s: wr %llu: %s\n",
+			       i == A ? "A" : "B",
+			       (unsigned long long)wc.wr_id,
+			       ibv_wc_status_str(wc.status));
+			k++;
+		}
+		printf("scenario: %s: %d completions\n", i == A ? "A" : "B",
+		       k);
+	}
+	if (ibv_query_qp(qp[A], &qa, IBV_QP_STATE, &ia))
+		scn_die("ibv_query_qp");
+	printf("scenario: A: state %d\n", qa.qp_state);
+	close_all();
+}
+
 /* A send posted in INIT (clean: a receive in INIT, before RTR). */
 static NOINLINE void post_in_wrong_qp_state(void)
 {
@@ -342,6 +413,7 @@ static const struct {
 	{ "wr-sge-outside-mr", wr_sge_outside_mr },
 	{ "wr-sge-outside-mr-pd", wr_sge_outside_mr_pd },
 	{ "cq-overrun-possible", cq_overrun_possible },
+	{ "cq-overrun-possible-overflow", cq_overrun_possible_overflow },
 	{ "post-in-wrong-qp-state", post_in_wrong_qp_state },
 	{ "post-in-wrong-qp-state-reset", post_in_wrong_qp_state_reset },
 	{ "destroy-qp-with-unpolled-completions",
