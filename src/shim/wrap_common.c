@@ -109,7 +109,7 @@ __attribute__((weak)) const struct rc_lifecycle_hooks rc_lifecycle_hooks = {
 	.alt_stack = no_hook,
 };
 
-void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
+void rc_call_begin_slow(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 {
 	c->err = errno;
 	c->fwd = false;
