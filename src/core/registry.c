@@ -830,7 +830,8 @@ static bool reserve(struct shard *s)
 		if (!resize(s, s->t.cap ? s->t.cap * 2 : MIN_CAP))
 			return false;
 	}
-	migrate(s, MIGRATE_STEP);
+	if (s->old.cap)
+		migrate(s, MIGRATE_STEP);
 	return true;
 }
 
@@ -1152,7 +1153,8 @@ static void mark_destroyed(struct shard *s, struct rc_obj *o, pid_t tid,
 	o->destroyed_stack = st;
 	unlive(s);
 	q_push(s, o->handle, o->gen);
-	migrate(s, MIGRATE_STEP);
+	if (s->old.cap)
+		migrate(s, MIGRATE_STEP);
 }
 
 bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st)
@@ -1196,21 +1198,20 @@ enum rc_take rc_reg_take_fn(uintptr_t h, unsigned kind, unsigned keep_flags,
 	rc_lock(&s->lock);
 	o = find(s, h, m);
 	if (o && o->kind == kind) {
-		copy_out(out, o);
-		tally_fill(out);
 		if (o->destroyed) {
 			r = RC_TAKE_DESTROYED;
 		} else if (o->flags & keep_flags) {
 			r = RC_TAKE_KEPT;
 		} else {
-			if (fn) {
+			if (fn)
 				fn(o, arg);
-				copy_out(out, o);
-				tally_fill(out);
-			}
-			mark_destroyed(s, o, tid, st);
 			r = RC_TAKE_TAKEN;
 		}
+		/* One copy, as the record was before it is marked. */
+		copy_out(out, o);
+		tally_fill(out);
+		if (r == RC_TAKE_TAKEN)
+			mark_destroyed(s, o, tid, st);
 	} else if (o) {
 		copy_out(out, o);	/* another kind: the caller may say so */
 		tally_fill(out);

@@ -108,7 +108,9 @@ void rc_event_settle(const struct rc_obj *e, int delta)
 	} else {
 		rc_tally_add(e->u.ev.id, RC_T_ID_UNACKED, delta, NULL);
 		rc_tally_add(e->u.ev.channel, RC_T_CH_UNACKED, delta, NULL);
-		rc_tally_add(e->u.ev.mc, RC_T_MC_UNACKED, delta, NULL);
+		if (e->u.ev.mc.h)	/* a multicast event's group */
+			rc_tally_add(e->u.ev.mc, RC_T_MC_UNACKED, delta,
+				     NULL);
 	}
 }
 
@@ -172,7 +174,7 @@ static int fetched(struct rc_call *c, const struct rc_obj *ch, int ret,
 	    ev->event == RDMA_CM_EVENT_MULTICAST_ERROR)
 		e.u.ev.mc = rc_mcast_of_event((uintptr_t)ev->id,
 					      ev->param.ud.private_data);
-	if (!c->internal)
+	if (!c->internal && e.u.ev.mc.h)
 		rc_tally_add(e.u.ev.mc, RC_T_MC_UNACKED, 1, NULL);
 	/* Untracked after all: take the counts back. */
 	if (!rc_reg_insert(&e))
