@@ -144,7 +144,9 @@ struct slab {
  * The counters of the record at an address (see rc_tally_add).  stamp
  * names that record, gen << 32 | kind, 0 while none live has them; each
  * counter word is gen << 32 | the count, so a charge checks the
- * generation in the same atomic operation.
+ * generation in the same atomic operation.  Between them, the stamp
+ * keeps the record's flags as they were when it was stamped (bits 8-23:
+ * rc_tally_get_add).
  */
 struct rc_tally_cell {
 	uintptr_t h;			/* the address, set once */
@@ -527,7 +529,8 @@ static void tally_stamp(struct shard *s, struct rc_obj *o, uint64_t m)
 		__atomic_store_n(&c->w[t], g | (t < n ?
 					(uint32_t)*tally_field(o, t) : 0),
 				 __ATOMIC_RELAXED);
-	__atomic_store_n(&c->stamp, g | o->kind, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->stamp, g | (uint64_t)o->flags << 8 | o->kind,
+			 __ATOMIC_RELEASE);
 	*cell_of(o) = c;
 }
 
@@ -1364,4 +1367,36 @@ locked:
 		return false;
 	*ref = (struct rc_ref){ h, o.gen };
 	return true;
+}
+
+bool rc_tally_get_add(uintptr_t h, unsigned kind, enum rc_tally t, int delta,
+		      struct rc_obj *out, bool *full)
+{
+	uint64_t m = mix(h), st;
+	struct shard *s = shard_of(m);
+	struct rc_tally_cell *c;
+
+	*full = false;
+	if (!h || !tallied(kind))
+		return false;
+	c = cell_find(s, h, m);
+	while (c) {
+		st = __atomic_load_n(&c->stamp, __ATOMIC_ACQUIRE);
+		if (!st && tally_lazy(kind))
+			break;
+		if (!st || (st & 0xff) != kind)
+			return false;
+		if (cell_add(c, (uint32_t)(st >> 32), t, delta, NULL)) {
+			memset(out, 0, __builtin_offsetof(struct rc_obj, u));
+			out->handle = h;
+			out->gen = (uint32_t)(st >> 32);
+			out->kind = (uint8_t)kind;
+			out->flags = (uint16_t)(st >> 8);
+			*cell_of(out) = c;
+			return true;
+		}
+	}
+	*full = true;
+	return rc_reg_get_add(h, kind, (unsigned)((char *)tally_field(out, t) -
+			      (char *)out), delta, out);
 }

@@ -229,6 +229,21 @@ bool rc_require_add(struct rc_call *c, enum rc_kind kind, const void *h,
 		    enum rc_handle_use use, unsigned offset, int delta,
 		    struct rc_obj *o, bool *added);
 
+/*
+ * Add delta to counter t of the live record of this kind at h, without a
+ * lock when its cell is known, and fill o: its header only then (flags
+ * as inserted: for a kind whose flags never change, a channel; pid ours;
+ * tids and stacks 0), else all of it.  Reports use-after-fork for a user
+ * call.  False, nothing counted, when there is no such record.
+ */
+bool rc_count_live(struct rc_call *c, enum rc_kind kind, const void *h,
+		   enum rc_tally t, int delta, struct rc_obj *o);
+
+/* rc_require for a handle counted by rc_count_live; *added: counted. */
+bool rc_require_count(struct rc_call *c, enum rc_kind kind, const void *h,
+		      enum rc_handle_use use, enum rc_tally t, int delta,
+		      struct rc_obj *o, bool *added);
+
 /* NULL (unless may_be_null) or unmapped struct argument of len bytes:
  * reported as unreadable-argument; false when the call is refused. */
 bool rc_arg_readable(struct rc_call *c, const char *arg, const void *p,

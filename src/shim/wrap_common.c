@@ -85,9 +85,13 @@ pid_t rc_pid(void)
 	return pid;
 }
 
+/* A fork child: records may be the parent's (use-after-fork). */
+static bool forked;
+
 void rc_pid_atfork_child(void)
 {
 	__atomic_store_n(&cached_pid, getpid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&forked, true, __ATOMIC_RELAXED);
 }
 
 bool rc_hot_ok;
@@ -275,6 +279,36 @@ bool rc_require_add(struct rc_call *c, enum rc_kind kind, const void *h,
 	if (RC_UNLIKELY(o->pid != rc_pid()))
 		rc_report_fork(c, o);
 	return true;
+}
+
+bool rc_count_live(struct rc_call *c, enum rc_kind kind, const void *h,
+		   enum rc_tally t, int delta, struct rc_obj *o)
+{
+	bool full = true, found;
+
+	/* Until a fork, every record is this process's: no pid to read. */
+	if (RC_LIKELY(!__atomic_load_n(&forked, __ATOMIC_RELAXED))) {
+		found = rc_tally_get_add((uintptr_t)h, kind, t, delta, o,
+					 &full);
+		if (found && !full)
+			o->pid = rc_pid();
+	} else {
+		found = rc_reg_get_add((uintptr_t)h, kind,
+				       __builtin_offsetof(struct rc_obj, u) +
+				       sizeof(void *) + t * sizeof(int), delta,
+				       o);
+	}
+	if (found && !c->internal && RC_UNLIKELY(o->pid != rc_pid()))
+		rc_report_fork(c, o);
+	return found;
+}
+
+bool rc_require_count(struct rc_call *c, enum rc_kind kind, const void *h,
+		      enum rc_handle_use use, enum rc_tally t, int delta,
+		      struct rc_obj *o, bool *added)
+{
+	*added = rc_count_live(c, kind, h, t, delta, o);
+	return *added || rc_require(c, kind, h, use, o);
 }
 
 static void rejected_fn(struct rc_obj *o, void *arg)
