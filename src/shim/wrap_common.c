@@ -598,7 +598,26 @@ void rc_inside_end(struct rc_call *c)
 void rc_obj_init(struct rc_call *c, enum rc_kind kind, const void *h,
 		 unsigned flags, struct rc_obj *o)
 {
-	memset(o, 0, sizeof(*o));
+	/*
+	 * The header and the kind's part of the union: all a record of the
+	 * cm kinds keeps and its makers read (the registry copies in only
+	 * those bytes); the verbs kinds' part is the whole union.
+	 */
+	memset(o, 0, __builtin_offsetof(struct rc_obj, u));
+	switch (kind) {
+	case RC_K_CHANNEL:
+		memset(&o->u.ch, 0, sizeof(o->u.ch));
+		break;
+	case RC_K_ID:
+		memset(&o->u.id, 0, sizeof(o->u.id));
+		break;
+	case RC_K_EVENT:
+		memset(&o->u.ev, 0, sizeof(o->u.ev));
+		break;
+	default:
+		memset(&o->u, 0, sizeof(o->u));
+		break;
+	}
 	o->handle = (uintptr_t)h;
 	o->kind = kind;
 	o->flags = flags;
