@@ -144,7 +144,9 @@ struct slab {
  * The counters of the record at an address (see rc_tally_add).  stamp
  * names that record, gen << 32 | kind, 0 while none live has them; each
  * counter word is gen << 32 | the count, so a charge checks the
- * generation in the same atomic operation.
+ * generation in the same atomic operation.  Between them, the stamp
+ * keeps the record's flags as they were when it was stamped (bits 8-23:
+ * rc_tally_get_add).
  */
 struct rc_tally_cell {
 	uintptr_t h;			/* the address, set once */
@@ -527,7 +529,8 @@ static void tally_stamp(struct shard *s, struct rc_obj *o, uint64_t m)
 		__atomic_store_n(&c->w[t], g | (t < n ?
 					(uint32_t)*tally_field(o, t) : 0),
 				 __ATOMIC_RELAXED);
-	__atomic_store_n(&c->stamp, g | o->kind, __ATOMIC_RELEASE);
+	__atomic_store_n(&c->stamp, g | (uint64_t)o->flags << 8 | o->kind,
+			 __ATOMIC_RELEASE);
 	*cell_of(o) = c;
 }
 
@@ -830,7 +833,8 @@ static bool reserve(struct shard *s)
 		if (!resize(s, s->t.cap ? s->t.cap * 2 : MIN_CAP))
 			return false;
 	}
-	migrate(s, MIGRATE_STEP);
+	if (s->old.cap)
+		migrate(s, MIGRATE_STEP);
 	return true;
 }
 
@@ -1152,7 +1156,8 @@ static void mark_destroyed(struct shard *s, struct rc_obj *o, pid_t tid,
 	o->destroyed_stack = st;
 	unlive(s);
 	q_push(s, o->handle, o->gen);
-	migrate(s, MIGRATE_STEP);
+	if (s->old.cap)
+		migrate(s, MIGRATE_STEP);
 }
 
 bool rc_reg_destroy(uintptr_t h, uint32_t gen, pid_t tid, rc_stack_id st)
@@ -1196,21 +1201,20 @@ enum rc_take rc_reg_take_fn(uintptr_t h, unsigned kind, unsigned keep_flags,
 	rc_lock(&s->lock);
 	o = find(s, h, m);
 	if (o && o->kind == kind) {
-		copy_out(out, o);
-		tally_fill(out);
 		if (o->destroyed) {
 			r = RC_TAKE_DESTROYED;
 		} else if (o->flags & keep_flags) {
 			r = RC_TAKE_KEPT;
 		} else {
-			if (fn) {
+			if (fn)
 				fn(o, arg);
-				copy_out(out, o);
-				tally_fill(out);
-			}
-			mark_destroyed(s, o, tid, st);
 			r = RC_TAKE_TAKEN;
 		}
+		/* One copy, as the record was before it is marked. */
+		copy_out(out, o);
+		tally_fill(out);
+		if (r == RC_TAKE_TAKEN)
+			mark_destroyed(s, o, tid, st);
 	} else if (o) {
 		copy_out(out, o);	/* another kind: the caller may say so */
 		tally_fill(out);
@@ -1363,4 +1367,36 @@ locked:
 		return false;
 	*ref = (struct rc_ref){ h, o.gen };
 	return true;
+}
+
+bool rc_tally_get_add(uintptr_t h, unsigned kind, enum rc_tally t, int delta,
+		      struct rc_obj *out, bool *full)
+{
+	uint64_t m = mix(h), st;
+	struct shard *s = shard_of(m);
+	struct rc_tally_cell *c;
+
+	*full = false;
+	if (!h || !tallied(kind))
+		return false;
+	c = cell_find(s, h, m);
+	while (c) {
+		st = __atomic_load_n(&c->stamp, __ATOMIC_ACQUIRE);
+		if (!st && tally_lazy(kind))
+			break;
+		if (!st || (st & 0xff) != kind)
+			return false;
+		if (cell_add(c, (uint32_t)(st >> 32), t, delta, NULL)) {
+			memset(out, 0, __builtin_offsetof(struct rc_obj, u));
+			out->handle = h;
+			out->gen = (uint32_t)(st >> 32);
+			out->kind = (uint8_t)kind;
+			out->flags = (uint16_t)(st >> 8);
+			*cell_of(out) = c;
+			return true;
+		}
+	}
+	*full = true;
+	return rc_reg_get_add(h, kind, (unsigned)((char *)tally_field(out, t) -
+			      (char *)out), delta, out);
 }

@@ -263,6 +263,18 @@ bool rc_tally_find_add(uintptr_t h, unsigned kind, enum rc_tally t,
 		       int delta, struct rc_ref *ref);
 
 /*
+ * rc_reg_get_add for a counter, without a lock when the record's cell is
+ * known: add delta to counter t of the live record of this kind at h and
+ * fill out's header, the flags as they were when its cell was stamped
+ * (at insert, for a kind not lazy: right for a kind whose flags never
+ * change, a channel), the pid, tids and stacks 0, and its cell, nothing
+ * else (*full false); or, without a cell, copy it all out (*full true).
+ * False when there is no such record.
+ */
+bool rc_tally_get_add(uintptr_t h, unsigned kind, enum rc_tally t, int delta,
+		      struct rc_obj *out, bool *full);
+
+/*
  * Mark the record destroyed (with the destroying thread and stack) if it
  * still has generation gen.  It stays until a new object at the address
  * replaces it, or until more than the quarantine bound of destroyed

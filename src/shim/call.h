@@ -99,8 +99,34 @@ static inline void rc_thread_alt_stack(void)
 		rc_lifecycle_hooks.alt_stack();
 }
 
-/* Start a call: init check, recursion guard, classification. */
-void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr);
+/*
+ * Start a call: init check, recursion guard, classification.  Once the
+ * shim is set up and this thread has made a call, what is left is
+ * classification and the thread id: inline, the rest (the first call of
+ * the process or of a thread, tracing, re-entry) in rc_call_begin_slow.
+ */
+extern bool rc_hot_ok;			/* set up, used, verbosity 0 */
+extern RC_TLS bool rc_hot_thread;	/* this thread has been set up */
+extern RC_TLS pid_t rc_hot_tid;		/* its id, 0 after a fork */
+void rc_call_begin_slow(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr);
+static inline void rc_call_begin(struct rc_call *c, enum rc_fn fn,
+				 uintptr_t ret_addr)
+{
+	if (RC_UNLIKELY(!__atomic_load_n(&rc_hot_ok, __ATOMIC_RELAXED) ||
+			!rc_hot_thread || !rc_hot_tid || rc_busy)) {
+		rc_call_begin_slow(c, fn, ret_addr);
+		return;
+	}
+	c->err = errno;
+	c->fwd = false;
+	c->fn = fn;
+	c->skip = false;
+	c->mod = rc_caller_module(ret_addr);
+	c->internal = c->mod != RC_MOD_USER;
+	c->tid = rc_hot_tid;
+	c->stack = 0;
+	c->inside = (struct rc_ref){ 0, 0 };
+}
 
 /*
  * A hand-written wrapper's entry: when the real function is missing, fail
@@ -115,33 +141,6 @@ void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr);
 	RC_NEED_REAL(name);						\
 	rc_call_begin(&(c), RC_FN_##name, RC_RA(name));			\
 } while (0)
-
-/*
- * The same for the calls made once per completion (ibv_get_cq_event,
- * ibv_ack_cq_events): once the shim is set up and this thread has made a
- * call, what is left is classification and the thread id.
- */
-extern bool rc_hot_ok;			/* set up, used, verbosity 0 */
-extern RC_TLS bool rc_hot_thread;	/* this thread has been set up */
-extern RC_TLS pid_t rc_hot_tid;		/* its id, 0 after a fork */
-static inline void rc_call_begin_hot(struct rc_call *c, enum rc_fn fn,
-				     uintptr_t ret_addr)
-{
-	if (RC_UNLIKELY(!__atomic_load_n(&rc_hot_ok, __ATOMIC_RELAXED) ||
-			!rc_hot_thread || !rc_hot_tid || rc_busy)) {
-		rc_call_begin(c, fn, ret_addr);
-		return;
-	}
-	c->err = errno;
-	c->fwd = false;
-	c->fn = fn;
-	c->skip = false;
-	c->mod = rc_caller_module(ret_addr);
-	c->internal = c->mod != RC_MOD_USER;
-	c->tid = rc_hot_tid;
-	c->stack = 0;
-	c->inside = (struct rc_ref){ 0, 0 };
-}
 
 /*
  * The call's stack, captured once.  Inline: a frame less between the
@@ -229,6 +228,21 @@ void rc_enter_undo(struct rc_call *c, const struct rc_obj *o,
 bool rc_require_add(struct rc_call *c, enum rc_kind kind, const void *h,
 		    enum rc_handle_use use, unsigned offset, int delta,
 		    struct rc_obj *o, bool *added);
+
+/*
+ * Add delta to counter t of the live record of this kind at h, without a
+ * lock when its cell is known, and fill o: its header only then (flags
+ * as inserted: for a kind whose flags never change, a channel; pid ours;
+ * tids and stacks 0), else all of it.  Reports use-after-fork for a user
+ * call.  False, nothing counted, when there is no such record.
+ */
+bool rc_count_live(struct rc_call *c, enum rc_kind kind, const void *h,
+		   enum rc_tally t, int delta, struct rc_obj *o);
+
+/* rc_require for a handle counted by rc_count_live; *added: counted. */
+bool rc_require_count(struct rc_call *c, enum rc_kind kind, const void *h,
+		      enum rc_handle_use use, enum rc_tally t, int delta,
+		      struct rc_obj *o, bool *added);
 
 /* NULL (unless may_be_null) or unmapped struct argument of len bytes:
  * reported as unreadable-argument; false when the call is refused. */

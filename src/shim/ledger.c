@@ -204,10 +204,11 @@ bool rc_ledger_check_unacked(struct rc_call *c, const struct rc_obj *o,
  * the record through a hashed table of ACKED_WAYS-way buckets: a way
  * holds a pointer and its event's handle (with the ack's number, low 16
  * bits, to tell a way gone stale), is written with atomics, and a key
- * found again or a stale way is reused first.  Two keys per ack over
- * ACKED_INDEX / ACKED_WAYS buckets: a bucket holds one in the mean, so a
- * key of the last ACKED_RING acks is pushed out of its bucket (a missed
- * warning, never a false one) only when nine of them meet there.
+ * found again or the first empty or stale way is reused first.  Two
+ * keys per ack over ACKED_INDEX / ACKED_WAYS buckets: a bucket holds one
+ * in the mean, so a key of the last ACKED_RING acks is pushed out of its
+ * bucket (a missed warning, never a false one) only when nine of them
+ * meet there.
  */
 #define ACKED_RING 256
 #define ACKED_INDEX 4096
@@ -266,8 +267,13 @@ static void key_put(uintptr_t key, uintptr_t h, uint32_t seq)
 		}
 		v = __atomic_load_n(&b[i].val, __ATOMIC_RELAXED);
 		age = (uint16_t)(seq - (v >> 48));
-		if (!v || age > ACKED_RING)
-			age = 0x10000;	/* empty or stale: take it */
+		if (!v || age > ACKED_RING) {
+			/* Empty or stale: take it, and stop looking (a copy
+			 * of the key further on is harmless: every hit is
+			 * confirmed by the record it names). */
+			w = &b[i];
+			break;
+		}
 		if (age > oldest) {
 			oldest = age;
 			w = &b[i];

@@ -85,9 +85,13 @@ pid_t rc_pid(void)
 	return pid;
 }
 
+/* A fork child: records may be the parent's (use-after-fork). */
+static bool forked;
+
 void rc_pid_atfork_child(void)
 {
 	__atomic_store_n(&cached_pid, getpid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&forked, true, __ATOMIC_RELAXED);
 }
 
 bool rc_hot_ok;
@@ -109,7 +113,7 @@ __attribute__((weak)) const struct rc_lifecycle_hooks rc_lifecycle_hooks = {
 	.alt_stack = no_hook,
 };
 
-void rc_call_begin(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
+void rc_call_begin_slow(struct rc_call *c, enum rc_fn fn, uintptr_t ret_addr)
 {
 	c->err = errno;
 	c->fwd = false;
@@ -275,6 +279,36 @@ bool rc_require_add(struct rc_call *c, enum rc_kind kind, const void *h,
 	if (RC_UNLIKELY(o->pid != rc_pid()))
 		rc_report_fork(c, o);
 	return true;
+}
+
+bool rc_count_live(struct rc_call *c, enum rc_kind kind, const void *h,
+		   enum rc_tally t, int delta, struct rc_obj *o)
+{
+	bool full = true, found;
+
+	/* Until a fork, every record is this process's: no pid to read. */
+	if (RC_LIKELY(!__atomic_load_n(&forked, __ATOMIC_RELAXED))) {
+		found = rc_tally_get_add((uintptr_t)h, kind, t, delta, o,
+					 &full);
+		if (found && !full)
+			o->pid = rc_pid();
+	} else {
+		found = rc_reg_get_add((uintptr_t)h, kind,
+				       __builtin_offsetof(struct rc_obj, u) +
+				       sizeof(void *) + t * sizeof(int), delta,
+				       o);
+	}
+	if (found && !c->internal && RC_UNLIKELY(o->pid != rc_pid()))
+		rc_report_fork(c, o);
+	return found;
+}
+
+bool rc_require_count(struct rc_call *c, enum rc_kind kind, const void *h,
+		      enum rc_handle_use use, enum rc_tally t, int delta,
+		      struct rc_obj *o, bool *added)
+{
+	*added = rc_count_live(c, kind, h, t, delta, o);
+	return *added || rc_require(c, kind, h, use, o);
 }
 
 static void rejected_fn(struct rc_obj *o, void *arg)
@@ -564,7 +598,26 @@ void rc_inside_end(struct rc_call *c)
 void rc_obj_init(struct rc_call *c, enum rc_kind kind, const void *h,
 		 unsigned flags, struct rc_obj *o)
 {
-	memset(o, 0, sizeof(*o));
+	/*
+	 * The header and the kind's part of the union: all a record of the
+	 * cm kinds keeps and its makers read (the registry copies in only
+	 * those bytes); the verbs kinds' part is the whole union.
+	 */
+	memset(o, 0, __builtin_offsetof(struct rc_obj, u));
+	switch (kind) {
+	case RC_K_CHANNEL:
+		memset(&o->u.ch, 0, sizeof(o->u.ch));
+		break;
+	case RC_K_ID:
+		memset(&o->u.id, 0, sizeof(o->u.id));
+		break;
+	case RC_K_EVENT:
+		memset(&o->u.ev, 0, sizeof(o->u.ev));
+		break;
+	default:
+		memset(&o->u, 0, sizeof(o->u));
+		break;
+	}
 	o->handle = (uintptr_t)h;
 	o->kind = kind;
 	o->flags = flags;

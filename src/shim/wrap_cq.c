@@ -314,7 +314,7 @@ int ibv_get_cq_event(struct ibv_comp_channel *channel, struct ibv_cq **cq,
 	int ret, slot;
 
 	RC_NEED_REAL(ibv_get_cq_event);
-	rc_call_begin_hot(&c, RC_FN_ibv_get_cq_event, ra);
+	rc_call_begin(&c, RC_FN_ibv_get_cq_event, ra);
 	if (c.skip || c.mod == RC_MOD_VERBS || c.mod == RC_MOD_SELF)
 		return RC_FWD(&c, RC_REAL(ibv_get_cq_event)(channel, cq,
 							     cq_context));
@@ -369,7 +369,7 @@ void ibv_ack_cq_events(struct ibv_cq *cq, unsigned int nevents)
 	RC_CALL(c);
 
 	RC_NEED_REAL(ibv_ack_cq_events);
-	rc_call_begin_hot(&c, RC_FN_ibv_ack_cq_events,
+	rc_call_begin(&c, RC_FN_ibv_ack_cq_events,
 			  (uintptr_t)__builtin_return_address(0));
 	if (c.skip || c.mod == RC_MOD_VERBS || c.mod == RC_MOD_SELF ||
 	    !nevents || nevents > INT32_MAX) {

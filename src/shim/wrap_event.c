@@ -108,7 +108,9 @@ void rc_event_settle(const struct rc_obj *e, int delta)
 	} else {
 		rc_tally_add(e->u.ev.id, RC_T_ID_UNACKED, delta, NULL);
 		rc_tally_add(e->u.ev.channel, RC_T_CH_UNACKED, delta, NULL);
-		rc_tally_add(e->u.ev.mc, RC_T_MC_UNACKED, delta, NULL);
+		if (e->u.ev.mc.h)	/* a multicast event's group */
+			rc_tally_add(e->u.ev.mc, RC_T_MC_UNACKED, delta,
+				     NULL);
 	}
 }
 
@@ -172,7 +174,7 @@ static int fetched(struct rc_call *c, const struct rc_obj *ch, int ret,
 	    ev->event == RDMA_CM_EVENT_MULTICAST_ERROR)
 		e.u.ev.mc = rc_mcast_of_event((uintptr_t)ev->id,
 					      ev->param.ud.private_data);
-	if (!c->internal)
+	if (!c->internal && e.u.ev.mc.h)
 		rc_tally_add(e.u.ev.mc, RC_T_MC_UNACKED, 1, NULL);
 	/* Untracked after all: take the counts back. */
 	if (!rc_reg_insert(&e))
@@ -180,6 +182,20 @@ static int fetched(struct rc_call *c, const struct rc_obj *ch, int ret,
 	return ret;
 }
 
+
+/* The forward, a cancellation point: out of line, so that its setjmp
+ * clobbers none of the wrapper's variables. */
+static __attribute__((noinline)) int
+get_blocking(struct rc_call *c, struct rdma_event_channel *channel,
+	     struct rdma_cm_event **event, struct rc_obj *ch)
+{
+	int ret;
+
+	pthread_cleanup_push(waiter_cancelled, ch);
+	ret = RC_FWD(c, RC_REAL(rdma_get_cm_event)(channel, event));
+	pthread_cleanup_pop(0);
+	return ret;
+}
 
 int rdma_get_cm_event(struct rdma_event_channel *channel,
 		      struct rdma_cm_event **event)
@@ -192,29 +208,31 @@ int rdma_get_cm_event(struct rdma_event_channel *channel,
 	RC_ENTER(c, rdma_get_cm_event);
 	if (c.skip)
 		return RC_FWD(&c, RC_REAL(rdma_get_cm_event)(channel, event));
-	/* Look the channel up and count this thread in, under one lock. */
-	if (!RC_REG_GET_ADD((uintptr_t)channel, RC_K_CHANNEL, u.ch.waiters, 1,
-			    &ch)) {
+	/* Look the channel up and count this thread in: in its cell, one
+	 * atomic operation (ch then has the header only). */
+	if (!rc_count_live(&c, RC_K_CHANNEL, channel, RC_T_CH_WAITERS, 1,
+			   &ch)) {
 		ch.handle = 0;
 		if (!c.internal &&
 		    !rc_require(&c, RC_K_CHANNEL, channel, RC_USE, &ch))
 			return -1;
 		if (ch.handle)	/* created meanwhile: count us in now */
 			RC_REG_ADD(rc_ref_of(&ch), u.ch.waiters, 1);
-	} else if (RC_UNLIKELY(ch.pid != rc_pid()) && !c.internal) {
-		rc_report_fork(&c, &ch);
 	}
 	if (!c.internal && ch.handle && (ch.flags & RC_F_LIB)) {
+		struct rc_obj rec;
+
 		rc_finding_init(&f, RC_R_GET_EVENT_ON_PRIVATE_CHANNEL, &c,
 				"rdma_get_cm_event(%p): this is the private "
 				"channel of a synchronous cm id; the event "
 				"belongs to librdmacm", (void *)channel);
-		rc_finding_add(&f, &ch, NULL);
+		/* The whole record: where it was made. */
+		if (!rc_reg_get(ch.handle, &rec) || rec.gen != ch.gen)
+			rec = ch;
+		rc_finding_add(&f, &rec, NULL);
 		rc_report(&f);
 	}
-	pthread_cleanup_push(waiter_cancelled, &ch);
-	ret = RC_FWD(&c, RC_REAL(rdma_get_cm_event)(channel, event));
-	pthread_cleanup_pop(0);
+	ret = get_blocking(&c, channel, event, &ch);
 	return fetched(&c, &ch, ret, event);
 }
 

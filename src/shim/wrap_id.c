@@ -103,9 +103,8 @@ int rdma_create_id(struct rdma_event_channel *channel,
 	RC_ENTER(c, rdma_create_id);
 	/* The channel's id count is taken with the check: one lookup. */
 	if (!c.skip && !c.internal && channel &&
-	    !rc_require_add(&c, RC_K_CHANNEL, channel, RC_USE,
-			    __builtin_offsetof(struct rc_obj, u.ch.nids), 1,
-			    &ch, &counted))
+	    !rc_require_count(&c, RC_K_CHANNEL, channel, RC_USE,
+			      RC_T_CH_NIDS, 1, &ch, &counted))
 		return -1;
 	ret = RC_FWD(&c, RC_REAL(rdma_create_id)(channel, id, context, ps));
 	flags = (channel ? 0 : RC_F_SYNC) | (c.internal ? RC_F_LIB : 0);
