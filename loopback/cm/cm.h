@@ -94,6 +94,7 @@ static inline int cm_socket(int domain, int type, int protocol)
 #define CM_MC_QPN		0xffffff
 
 /* IB CM reject reasons reported as REJECTED status. */
+#define CM_REJ_TIMEOUT		1
 #define CM_REJ_INVALID_SID	8
 #define CM_REJ_CONSUMER		28
 #define CM_REJ_VENDOR_ECE	35

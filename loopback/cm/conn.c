@@ -279,10 +279,15 @@ static void cm_tmo_run(void)
 }
 
 /*
- * The peer's end of the connection closed.  Like the kernel's CM this
- * never touches the QP: id->qp is the program's, which may already have
- * freed it with ibv_destroy_qp.  A QP whose peer process died is moved to
- * ERR by the verbs layer, which knows QPs by number.
+ * The peer's end of the connection closed: its id went, by rdma_destroy_id
+ * or with its process.  What the survivor gets is what the kernel's CM
+ * sends when it destroys a cm_id in each state (cm_destroy_id): a REJ
+ * (timeout, 1, from an active side whose REQ was unanswered; consumer
+ * defined, 28, from a passive side, or an active side past the REP), a
+ * SIDR REP "reject" (1), a DREQ once established, the DREP it owed.  Like
+ * the kernel's CM this never touches the QP: id->qp is the program's,
+ * which may already have freed it with ibv_destroy_qp.  A QP whose peer
+ * process died learns it from the verbs layer, by its silence.
  */
 static void cm_handle_hup(struct cm_sock *s)
 {
@@ -305,13 +310,33 @@ static void cm_handle_hup(struct cm_sock *s)
 		return;
 	switch (p->state) {
 	case CM_CONNECTING:
+		if (cm_is_ud(&p->id)) {
+			p->state = CM_ERROR;
+			e = cm_event_new(p, RDMA_CM_EVENT_UNREACHABLE,
+					 CM_SIDR_REJECT);
+		} else {
+			p->state = CM_REJECTED;
+			e = cm_event_new(p, RDMA_CM_EVENT_REJECTED,
+					 CM_REJ_CONSUMER);
+		}
+		if (e)
+			cm_queue_event(p, e);
+		break;
+	case CM_REQ_RCVD:
+		/* the active side's REJ "timeout": nothing to accept now */
 		p->state = CM_ERROR;
-		e = cm_event_new(p, RDMA_CM_EVENT_UNREACHABLE, -ETIMEDOUT);
+		e = cm_event_new(p, RDMA_CM_EVENT_REJECTED, CM_REJ_TIMEOUT);
 		if (e)
 			cm_queue_event(p, e);
 		break;
 	case CM_ACCEPTED:
 	case CM_REP_RCVD:
+		/* REP sent or received, no RTU yet: a REJ */
+		p->state = CM_REJECTED;
+		e = cm_event_new(p, RDMA_CM_EVENT_REJECTED, CM_REJ_CONSUMER);
+		if (e)
+			cm_queue_event(p, e);
+		break;
 	case CM_CONNECTED:
 		/* the peer's id went: its CM sent a DREQ */
 		cm_dreq_rcvd(p);
@@ -930,6 +955,15 @@ int cm_process_conn_resp(struct cm_event *e)
 	}
 	cm_fill_msg(p, &m, CM_MSG_RTU, NULL, NULL, 0);
 	pthread_mutex_lock(&cm.lock);
+	if (p->state == CM_REJECTED) {
+		/* a REJ came first: the kernel refuses the RTU (EINVAL) */
+		p->connect_error = 1;
+		pthread_mutex_unlock(&cm.lock);
+		cm_qp_to_err(id);
+		e->ev.event = RDMA_CM_EVENT_CONNECT_ERROR;
+		e->ev.status = -EINVAL;
+		return -1;
+	}
 	if (p->state == CM_REP_RCVD) {
 		p->state = CM_CONNECTED;
 		cm_send_msg(cm_conn_of(p), &m);
@@ -983,6 +1017,14 @@ int cm_process_conn_req(struct cm_event *e)
 	s->id = c;
 	e->req = NULL;
 	c->state = s->hup ? CM_ERROR : CM_REQ_RCVD;
+	if (s->hup && !cm_is_ud(id)) {
+		/* the active side's REJ, after the request (cm_handle_hup) */
+		struct cm_event *rej = cm_event_new(c, RDMA_CM_EVENT_REJECTED,
+						    CM_REJ_TIMEOUT);
+
+		if (rej)
+			cm_queue_event(c, rej);
+	}
 	c->remote_qpn = s->req.qpn;
 	c->remote_psn = s->req.psn;
 	c->remote_known = 1;

@@ -859,16 +859,16 @@ void lo_qp_ud_deliver_locked(struct lo_qp *qp, struct lo_ud_hdr *uh,
 }
 
 /*
- * The peer process vanished without a goodbye: flush like a disconnect,
- * and tell an event-driven program why its QP left RTS (QP_FATAL, as for
- * a QP an error moved to ERR without a completion to show for it).
+ * The peer process vanished without a goodbye.  On a wire nothing tells
+ * us: its QPs are destroyed, and packets to them are dropped (rxe_rcv
+ * finds no QP), so only a request of ours notices, by going unanswered
+ * for the transport timeout (RETRY_EXC_ERR, then ERR and flushes).  A QP
+ * that only waits for receives waits on, as it does over a NIC.
  */
 void lo_qp_peer_died_locked(struct lo_qp *qp)
 {
-	if (!lo_qp_rx_active(qp))
-		return;
-	lo_async_event(qp->qp.context, IBV_EVENT_QP_FATAL, &qp->qp);
-	lo_qp_to_err_locked(qp);
+	qp->peer_gone = true;
+	lo_qp_peer_lost_locked(qp);
 }
 
 /* --- QP creation ---------------------------------------------------------- */
@@ -1611,6 +1611,14 @@ static int lo_post_one(struct lo_qp *qp, struct ibv_send_wr *wr)
 	qp->unplaced += w->hazard;
 
 	tx = lo_qp_tx(qp);
+	if (!tx && qp->qp.qp_type == IBV_QPT_UC && qp->peer_gone) {
+		/* unreliable: the packet is lost, the sender never knows */
+		free(b);
+		w->done = true;
+		qp->pending--;
+		lo_sq_progress_locked(qp);
+		return 0;
+	}
 	if (!tx || lo_conn_queue(tx, b)) {
 		if (!tx)
 			free(b);

@@ -514,8 +514,8 @@ static struct lo_qp *lo_qpn_lookup(uint32_t qpn)
 
 /*
  * The process owning block blk died (its link to us broke): our QPs
- * connected to one of its QPs that did not say goodbye flush, as after a
- * disconnect.  Caller holds lo_prog_mtx.
+ * connected to one of its QPs that did not say goodbye lose their peer,
+ * as on a wire (lo_qp_peer_died_locked).  Caller holds lo_prog_mtx.
  */
 static void lo_blk_died(uint32_t blk)
 {

@@ -6,7 +6,9 @@
  *  - COMM_EST when a request reaches an RC QP still in RTR (once);
  *  - SRQ_LIMIT_REACHED when an armed SRQ drops below its limit (once,
  *    then disarmed), QP_LAST_WQE_REACHED when a QP on an SRQ goes to ERR;
- *  - QP_FATAL (and flushed receives) when the peer QP's process dies;
+ *  - no event when the peer QP's process dies, as on a wire: an RC
+ *    send fails with RETRY_EXC_ERR after the transport timeout, a UC
+ *    send is lost;
  *  - the async fd polls readable exactly while events wait: reading them
  *    all, or destroying the object they are about, leaves it quiet; so
  *    does destroying a CQ whose completion event nobody fetched from a
@@ -14,9 +16,12 @@
  */
 #include <errno.h>
 #include <poll.h>
+#include <signal.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
 #include <infiniband/verbs.h>
@@ -278,76 +283,168 @@ static void test_channel(void)
 	CHECK(ibv_destroy_comp_channel(ch) == 0);
 }
 
-/* The peer QP's process dies: QP_FATAL, and our receive is flushed. */
-static void test_peer_death(void)
+static double now_s(void)
+{
+	struct timespec t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t);
+	return t.tv_sec + t.tv_nsec / 1e9;
+}
+
+/* The next completion of cq within ms milliseconds; false if none. */
+static bool next_wc(struct ibv_wc *wc, int ms)
+{
+	double end = now_s() + ms / 1e3;
+
+	do {
+		if (ibv_poll_cq(cq, 1, wc) == 1)
+			return true;
+	} while (now_s() < end);
+	return false;
+}
+
+/* A QP of type t at INIT on the parent's or a child's objects. */
+static struct ibv_qp *qp_at_init(struct ibv_pd *p, struct ibv_cq *c,
+				 enum ibv_qp_type t)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr qa;
+	struct ibv_qp *qp;
+
+	memset(&ia, 0, sizeof(ia));
+	ia.send_cq = ia.recv_cq = c;
+	ia.cap.max_send_wr = ia.cap.max_recv_wr = 8;
+	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
+	ia.qp_type = t;
+	qp = ibv_create_qp(p, &ia);
+	if (!qp)
+		return NULL;
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_INIT;
+	qa.port_num = 1;
+	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+		ibv_destroy_qp(qp);
+		return NULL;
+	}
+	return qp;
+}
+
+/* RTR then RTS towards dest, with the masks each type takes. */
+static int connect_qp(struct ibv_qp *qp, uint32_t dest)
+{
+	bool rc = qp->qp_type == IBV_QPT_RC;
+	struct ibv_qp_attr qa;
+
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RTR;
+	qa.path_mtu = IBV_MTU_1024;
+	qa.dest_qp_num = dest;
+	qa.min_rnr_timer = 12;
+	qa.ah_attr.is_global = 1;
+	qa.ah_attr.port_num = 1;
+	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_AV |
+			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
+			  (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
+			   IBV_QP_MIN_RNR_TIMER : 0)))
+		return -1;
+	memset(&qa, 0, sizeof(qa));
+	qa.qp_state = IBV_QPS_RTS;
+	qa.timeout = 14;
+	qa.retry_cnt = 7;
+	qa.rnr_retry = 7;
+	return ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0));
+}
+
+static enum ibv_qp_state qp_state(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr qa;
+
+	if (ibv_query_qp(qp, &qa, IBV_QP_STATE, &ia))
+		return IBV_QPS_UNKNOWN;
+	return qa.qp_state;
+}
+
+/*
+ * The peer QP's process dies (killed: no goodbye, its QPs destroyed by
+ * the kernel, no CM).  On a wire nothing tells the survivor: no async
+ * event, and its receives stay posted.  An RC send then goes unanswered
+ * and completes with RETRY_EXC_ERR after the transport timeout (4.096 us
+ * * 2^14 * 8 = 0.54 s here), the QP goes to ERR and the receive is
+ * flushed after it; a UC send is lost without the sender knowing.
+ */
+static void test_peer_death(enum ibv_qp_type t)
 {
 	int up[2], down[2], status;
-	enum ibv_wc_status st;
 	uint32_t qpn, peer;
+	struct ibv_wc wc;
 	struct ibv_qp *a;
+	double t0, dt;
 	pid_t pid;
-	char c;
 
 	REQUIRE(pipe(up) == 0 && pipe(down) == 0);
-	a = rc_qp(NULL);
+	a = qp_at_init(pd, cq, t);
+	REQUIRE(a);
 	pid = fork();
 	REQUIRE(pid >= 0);
 	if (pid == 0) {
 		struct ibv_device **l = ibv_get_device_list(NULL);
 		struct ibv_context *cx = l ? ibv_open_device(l[0]) : NULL;
-		struct ibv_qp_init_attr ia;
-		struct ibv_qp_attr qa;
-		struct ibv_pd *p;
-		struct ibv_qp *b;
+		struct ibv_pd *p = cx ? ibv_alloc_pd(cx) : NULL;
+		struct ibv_cq *c = cx ? ibv_create_cq(cx, 4, NULL, NULL, 0) :
+			NULL;
+		struct ibv_qp *b = p && c ? qp_at_init(p, c, t) : NULL;
 
-		if (!cx)
-			_exit(2);
-		p = ibv_alloc_pd(cx);
-		memset(&ia, 0, sizeof(ia));
-		ia.send_cq = ia.recv_cq = ibv_create_cq(cx, 4, NULL, NULL, 0);
-		ia.cap.max_send_wr = ia.cap.max_recv_wr = 2;
-		ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-		ia.qp_type = IBV_QPT_RC;
-		b = p && ia.send_cq ? ibv_create_qp(p, &ia) : NULL;
 		if (!b)
 			_exit(3);
-		memset(&qa, 0, sizeof(qa));
-		qa.qp_state = IBV_QPS_INIT;
-		qa.port_num = 1;
-		if (ibv_modify_qp(b, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-				  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS))
-			_exit(4);
 		if (write(up[1], &b->qp_num, 4) != 4 ||
 		    read(down[0], &peer, 4) != 4)
 			_exit(5);
-		memset(&qa, 0, sizeof(qa));
-		qa.qp_state = IBV_QPS_RTR;
-		qa.path_mtu = IBV_MTU_1024;
-		qa.dest_qp_num = peer;
-		qa.ah_attr.is_global = 1;
-		qa.ah_attr.port_num = 1;
-		if (ibv_modify_qp(b, &qa, IBV_QP_STATE | IBV_QP_AV |
-				  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-				  IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-				  IBV_QP_MIN_RNR_TIMER) || write(up[1], "r", 1) != 1)
+		if (connect_qp(b, peer) || write(up[1], "r", 1) != 1)
 			_exit(6);
-		/* wait for the parent's word, then die without a goodbye */
-		if (read(down[0], &c, 1) != 1)
+		/* wait for the parent's word, then die as by SIGKILL */
+		if (read(down[0], &peer, 1) != 1)
 			_exit(7);
-		_exit(0);
+		raise(SIGKILL);
+		_exit(8);
 	}
 	REQUIRE(read(up[0], &qpn, 4) == 4);
-	rtr(a, qpn);
-	rts(a);
+	REQUIRE(connect_qp(a, qpn) == 0);
 	post_recv(a, NULL, 1);
 	REQUIRE(write(down[1], &a->qp_num, 4) == 4);
-	REQUIRE(read(up[0], &c, 1) == 1);
+	REQUIRE(read(up[0], &peer, 1) == 1);
 	REQUIRE(write(down[1], "x", 1) == 1);
 	REQUIRE(waitpid(pid, &status, 0) == pid);
-	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	expect_event(IBV_EVENT_QP_FATAL, a);
-	drain(1, &st);
-	CHECK(st == IBV_WC_WR_FLUSH_ERR);
+	CHECK(WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL);
+	/* nothing happens to a QP that only receives (the old loopback
+	 * flushed it and raised QP_FATAL within a few milliseconds) */
+	CHECK(!next_wc(&wc, 300));
+	CHECK(!readable(ctx->async_fd, 0));
+	CHECK(qp_state(a) == IBV_QPS_RTS);
+	t0 = now_s();
+	send_one(a);
+	REQUIRE(next_wc(&wc, 5000));
+	dt = now_s() - t0;
+	CHECK(wc.wr_id == 2);
+	if (t == IBV_QPT_UC) {
+		CHECK(wc.status == IBV_WC_SUCCESS);
+		CHECK(!next_wc(&wc, 100));
+		CHECK(qp_state(a) == IBV_QPS_RTS);
+	} else {
+		if (wc.status != IBV_WC_RETRY_EXC_ERR || dt < 0.5)
+			fprintf(stderr, "FAIL: send: %s after %.3f s, want "
+				"%s after >= 0.54 s\n",
+				ibv_wc_status_str(wc.status), dt,
+				ibv_wc_status_str(IBV_WC_RETRY_EXC_ERR));
+		CHECK(wc.status == IBV_WC_RETRY_EXC_ERR && dt >= 0.5);
+		REQUIRE(next_wc(&wc, 1000));
+		CHECK(wc.wr_id == 1 && wc.status == IBV_WC_WR_FLUSH_ERR);
+		CHECK(qp_state(a) == IBV_QPS_ERR);
+	}
+	CHECK(!readable(ctx->async_fd, 0));
 	CHECK(ibv_destroy_qp(a) == 0);
 	close(up[0]);
 	close(up[1]);
@@ -381,8 +478,10 @@ int main(void)
 	test_channel();
 	printf("async_test: shared completion channel: %s\n",
 	       failures ? "FAIL" : "ok");
-	test_peer_death();
-	printf("async_test: peer death: %s\n", failures ? "FAIL" : "ok");
+	test_peer_death(IBV_QPT_RC);
+	printf("async_test: RC peer killed: %s\n", failures ? "FAIL" : "ok");
+	test_peer_death(IBV_QPT_UC);
+	printf("async_test: UC peer killed: %s\n", failures ? "FAIL" : "ok");
 	CHECK(ibv_dereg_mr(mr) == 0);
 	CHECK(ibv_destroy_cq(cq) == 0);
 	CHECK(ibv_dealloc_pd(pd) == 0);
