@@ -430,7 +430,7 @@ static NOINLINE void report_pends(struct rc_call *c, enum rc_fn fn,
 	unsigned i, j;
 	int e = errno;
 
-	rc_call_begin_hot(c, fn, ra);
+	rc_call_begin(c, fn, ra);
 	if (c->skip || c->internal || c->mod == RC_MOD_VERBS)
 		goto out;
 	for (i = 0; i < ps->n; i++) {
