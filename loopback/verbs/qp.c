@@ -1616,6 +1616,7 @@ static int lo_post_one(struct lo_qp *qp, struct ibv_send_wr *wr)
 		free(b);
 		w->done = true;
 		qp->pending--;
+		qp->unplaced -= w->hazard;
 		lo_sq_progress_locked(qp);
 		return 0;
 	}
