@@ -59,30 +59,46 @@ static void expect_event(enum ibv_event_type t, void *elem)
 	ibv_ack_async_event(&ev);
 }
 
-static struct ibv_qp *rc_qp(struct ibv_srq *srq)
+/* A QP of type t at INIT on the parent's or a child's objects. */
+static struct ibv_qp *qp_at_init(struct ibv_pd *p, struct ibv_cq *c,
+				 enum ibv_qp_type t, struct ibv_srq *srq)
 {
 	struct ibv_qp_init_attr ia;
 	struct ibv_qp_attr qa;
 	struct ibv_qp *qp;
 
 	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = ia.recv_cq = cq;
+	ia.send_cq = ia.recv_cq = c;
 	ia.srq = srq;
 	ia.cap.max_send_wr = ia.cap.max_recv_wr = 8;
 	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-	ia.qp_type = IBV_QPT_RC;
-	qp = ibv_create_qp(pd, &ia);
-	REQUIRE(qp);
+	ia.qp_type = t;
+	qp = ibv_create_qp(p, &ia);
+	if (!qp)
+		return NULL;
 	memset(&qa, 0, sizeof(qa));
 	qa.qp_state = IBV_QPS_INIT;
 	qa.port_num = 1;
-	REQUIRE(ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			      IBV_QP_PORT | IBV_QP_ACCESS_FLAGS) == 0);
+	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
+			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
+		ibv_destroy_qp(qp);
+		return NULL;
+	}
 	return qp;
 }
 
-static void rtr(struct ibv_qp *qp, uint32_t dest)
+static struct ibv_qp *rc_qp(struct ibv_srq *srq)
 {
+	struct ibv_qp *qp = qp_at_init(pd, cq, IBV_QPT_RC, srq);
+
+	REQUIRE(qp);
+	return qp;
+}
+
+/* To RTR towards dest, with the masks the QP's type takes. */
+static int rtr(struct ibv_qp *qp, uint32_t dest)
+{
+	bool rc = qp->qp_type == IBV_QPT_RC;
 	struct ibv_qp_attr qa;
 
 	memset(&qa, 0, sizeof(qa));
@@ -92,14 +108,16 @@ static void rtr(struct ibv_qp *qp, uint32_t dest)
 	qa.min_rnr_timer = 12;
 	qa.ah_attr.is_global = 1;
 	qa.ah_attr.port_num = 1;
-	REQUIRE(ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_AV |
-			      IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
-			      IBV_QP_RQ_PSN | IBV_QP_MAX_DEST_RD_ATOMIC |
-			      IBV_QP_MIN_RNR_TIMER) == 0);
+	return ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_AV |
+			     IBV_QP_PATH_MTU | IBV_QP_DEST_QPN |
+			     IBV_QP_RQ_PSN |
+			     (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
+			      IBV_QP_MIN_RNR_TIMER : 0));
 }
 
-static void rts(struct ibv_qp *qp)
+static int rts(struct ibv_qp *qp)
 {
+	bool rc = qp->qp_type == IBV_QPT_RC;
 	struct ibv_qp_attr qa;
 
 	memset(&qa, 0, sizeof(qa));
@@ -107,9 +125,15 @@ static void rts(struct ibv_qp *qp)
 	qa.timeout = 14;
 	qa.retry_cnt = 7;
 	qa.rnr_retry = 7;
-	REQUIRE(ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_TIMEOUT |
-			      IBV_QP_RETRY_CNT | IBV_QP_RNR_RETRY |
-			      IBV_QP_SQ_PSN | IBV_QP_MAX_QP_RD_ATOMIC) == 0);
+	return ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN |
+			     (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
+			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0));
+}
+
+/* RTR then RTS towards dest. */
+static int connect_qp(struct ibv_qp *qp, uint32_t dest)
+{
+	return rtr(qp, dest) || rts(qp);
 }
 
 /* Through INIT from RESET, which cannot go to ERR directly. */
@@ -175,15 +199,15 @@ static void test_comm_est(void)
 {
 	struct ibv_qp *a = rc_qp(NULL), *b = rc_qp(NULL);
 
-	rtr(a, b->qp_num);
-	rts(a);
-	rtr(b, a->qp_num);
+	REQUIRE(rtr(a, b->qp_num) == 0);
+	REQUIRE(rts(a) == 0);
+	REQUIRE(rtr(b, a->qp_num) == 0);
 	post_recv(b, NULL, 2);
 	CHECK(!readable(ctx->async_fd, 0));
 	send_one(a);
 	drain(2, NULL);
 	expect_event(IBV_EVENT_COMM_EST, b);
-	rts(b);
+	REQUIRE(rts(b) == 0);
 	send_one(a);
 	drain(2, NULL);
 	/* once per QP */
@@ -206,10 +230,10 @@ static void test_srq(void)
 	REQUIRE(srq);
 	a = rc_qp(NULL);
 	b = rc_qp(srq);
-	rtr(a, b->qp_num);
-	rts(a);
-	rtr(b, a->qp_num);
-	rts(b);
+	REQUIRE(rtr(a, b->qp_num) == 0);
+	REQUIRE(rts(a) == 0);
+	REQUIRE(rtr(b, a->qp_num) == 0);
+	REQUIRE(rts(b) == 0);
 	post_recv(NULL, srq, 3);
 	sa.srq_limit = 2;
 	CHECK(ibv_modify_srq(srq, &sa, IBV_SRQ_LIMIT) == 0);
@@ -303,61 +327,6 @@ static bool next_wc(struct ibv_wc *wc, int ms)
 	return false;
 }
 
-/* A QP of type t at INIT on the parent's or a child's objects. */
-static struct ibv_qp *qp_at_init(struct ibv_pd *p, struct ibv_cq *c,
-				 enum ibv_qp_type t)
-{
-	struct ibv_qp_init_attr ia;
-	struct ibv_qp_attr qa;
-	struct ibv_qp *qp;
-
-	memset(&ia, 0, sizeof(ia));
-	ia.send_cq = ia.recv_cq = c;
-	ia.cap.max_send_wr = ia.cap.max_recv_wr = 8;
-	ia.cap.max_send_sge = ia.cap.max_recv_sge = 1;
-	ia.qp_type = t;
-	qp = ibv_create_qp(p, &ia);
-	if (!qp)
-		return NULL;
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_state = IBV_QPS_INIT;
-	qa.port_num = 1;
-	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_PKEY_INDEX |
-			  IBV_QP_PORT | IBV_QP_ACCESS_FLAGS)) {
-		ibv_destroy_qp(qp);
-		return NULL;
-	}
-	return qp;
-}
-
-/* RTR then RTS towards dest, with the masks each type takes. */
-static int connect_qp(struct ibv_qp *qp, uint32_t dest)
-{
-	bool rc = qp->qp_type == IBV_QPT_RC;
-	struct ibv_qp_attr qa;
-
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_state = IBV_QPS_RTR;
-	qa.path_mtu = IBV_MTU_1024;
-	qa.dest_qp_num = dest;
-	qa.min_rnr_timer = 12;
-	qa.ah_attr.is_global = 1;
-	qa.ah_attr.port_num = 1;
-	if (ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_AV |
-			  IBV_QP_PATH_MTU | IBV_QP_DEST_QPN | IBV_QP_RQ_PSN |
-			  (rc ? IBV_QP_MAX_DEST_RD_ATOMIC |
-			   IBV_QP_MIN_RNR_TIMER : 0)))
-		return -1;
-	memset(&qa, 0, sizeof(qa));
-	qa.qp_state = IBV_QPS_RTS;
-	qa.timeout = 14;
-	qa.retry_cnt = 7;
-	qa.rnr_retry = 7;
-	return ibv_modify_qp(qp, &qa, IBV_QP_STATE | IBV_QP_SQ_PSN |
-			     (rc ? IBV_QP_TIMEOUT | IBV_QP_RETRY_CNT |
-			      IBV_QP_RNR_RETRY | IBV_QP_MAX_QP_RD_ATOMIC : 0));
-}
-
 static enum ibv_qp_state qp_state(struct ibv_qp *qp)
 {
 	struct ibv_qp_init_attr ia;
@@ -386,7 +355,7 @@ static void test_peer_death(enum ibv_qp_type t)
 	pid_t pid;
 
 	REQUIRE(pipe(up) == 0 && pipe(down) == 0);
-	a = qp_at_init(pd, cq, t);
+	a = qp_at_init(pd, cq, t, NULL);
 	REQUIRE(a);
 	pid = fork();
 	REQUIRE(pid >= 0);
@@ -396,7 +365,7 @@ static void test_peer_death(enum ibv_qp_type t)
 		struct ibv_pd *p = cx ? ibv_alloc_pd(cx) : NULL;
 		struct ibv_cq *c = cx ? ibv_create_cq(cx, 4, NULL, NULL, 0) :
 			NULL;
-		struct ibv_qp *b = p && c ? qp_at_init(p, c, t) : NULL;
+		struct ibv_qp *b = p && c ? qp_at_init(p, c, t, NULL) : NULL;
 
 		if (!b)
 			_exit(3);
