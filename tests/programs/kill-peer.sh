@@ -49,25 +49,29 @@ kp_ticks()
 	awk '{ print $12 + $13 }'
 }
 
-# kp_blocked PID: PID uses at most 5 % of a CPU over half a second: it is
-# blocked in a wait, not spinning.
-kp_blocked()
+# kp_cpu PID: the clock ticks PID uses over half a second (a measuring
+# window, not a wait for anything); fails when PID is gone.
+kp_cpu()
 {
 	_t0=$(kp_ticks "$1")
 	sleep 0.5
 	_t1=$(kp_ticks "$1")
-	[ -n "$_t0" ] && [ -n "$_t1" ] &&
-		[ $((_t1 - _t0)) -le $(($(getconf CLK_TCK) / 40)) ]
+	[ -n "$_t0" ] && [ -n "$_t1" ] && echo $((_t1 - _t0))
+}
+
+# kp_blocked PID: PID uses at most 5 % of a CPU over half a second: it is
+# blocked in a wait, not spinning.
+kp_blocked()
+{
+	_used=$(kp_cpu "$1") &&
+		[ "$_used" -le $(($(getconf CLK_TCK) / 40)) ]
 }
 
 # kp_spinning PID: PID uses at least 10 % of a CPU over half a second.
 kp_spinning()
 {
-	_t0=$(kp_ticks "$1")
-	sleep 0.5
-	_t1=$(kp_ticks "$1")
-	[ -n "$_t0" ] && [ -n "$_t1" ] &&
-		[ $((_t1 - _t0)) -ge $(($(getconf CLK_TCK) / 20)) ]
+	_used=$(kp_cpu "$1") &&
+		[ "$_used" -ge $(($(getconf CLK_TCK) / 20)) ]
 }
 
 # kp_hangs PID KINDS: PID hangs in one of the ways KINDS allows; sets
