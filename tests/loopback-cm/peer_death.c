@@ -69,18 +69,8 @@ static struct rdma_cm_id *listener(int port, enum rdma_port_space ps)
 static struct rdma_cm_id *dial(int port, enum rdma_port_space ps)
 {
 	struct sockaddr_in sin = addr_of(port);
-	struct rdma_conn_param param;
-	struct rdma_cm_id *c;
 
-	REQUIRE(rdma_create_id(ch, &c, NULL, ps) == 0);
-	REQUIRE(rdma_resolve_addr(c, NULL, (struct sockaddr *)&sin, 2000) == 0);
-	rdma_ack_cm_event(tcm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
-	REQUIRE(rdma_resolve_route(c, 2000) == 0);
-	rdma_ack_cm_event(tcm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
-	memset(&param, 0, sizeof(param));
-	param.qp_num = 0x42;
-	REQUIRE(rdma_connect(c, &param) == 0);
-	return c;
+	return tcm_dial(ch, ps, (struct sockaddr *)&sin);
 }
 
 static void accept_noqp(struct rdma_cm_id *id)

@@ -89,18 +89,10 @@ static struct rdma_cm_id *dial(const char *ip, int port, int *status,
 			       int *family)
 {
 	struct sockaddr_storage ss = addr(ip, port);
-	struct rdma_conn_param param;
 	struct rdma_cm_event *e;
 	struct rdma_cm_id *c, *l;
 
-	REQUIRE(rdma_create_id(ch, &c, NULL, RDMA_PS_TCP) == 0);
-	REQUIRE(rdma_resolve_addr(c, NULL, (struct sockaddr *)&ss, 2000) == 0);
-	rdma_ack_cm_event(tcm_expect(ch, RDMA_CM_EVENT_ADDR_RESOLVED));
-	REQUIRE(rdma_resolve_route(c, 2000) == 0);
-	rdma_ack_cm_event(tcm_expect(ch, RDMA_CM_EVENT_ROUTE_RESOLVED));
-	memset(&param, 0, sizeof(param));
-	param.qp_num = 0x42;
-	REQUIRE(rdma_connect(c, &param) == 0);
+	c = tcm_dial(ch, RDMA_PS_TCP, (struct sockaddr *)&ss);
 	e = NULL;
 	REQUIRE(rdma_get_cm_event(ch, &e) == 0);
 	if (e->event == RDMA_CM_EVENT_REJECTED) {
