@@ -799,6 +799,19 @@ static void *lo_prog_main(void *arg)
 	return NULL;
 }
 
+/* What is ready now, dispatched here.  Caller holds lo_prog_mtx. */
+static void lo_progress_now(void)
+{
+	struct epoll_event ev[16];
+	int n;
+
+	if (lo_epfd < 0)
+		return;
+	n = epoll_wait(lo_epfd, ev, 16, 0);
+	if (n > 0)
+		lo_dispatch(ev, n, false);
+}
+
 /*
  * Called by an application thread that finds its CQ empty: make progress
  * in this thread instead of waiting for the progress thread to be
@@ -807,17 +820,10 @@ static void *lo_prog_main(void *arg)
  */
 void lo_progress_poll(void)
 {
-	struct epoll_event ev[16];
-	int n;
-
 	if (__atomic_load_n(&lo_prog_waiters, __ATOMIC_RELAXED) ||
 	    lo_epfd < 0 || pthread_mutex_trylock(&lo_prog_mtx))
 		return;
-	if (lo_epfd >= 0) {
-		n = epoll_wait(lo_epfd, ev, 16, 0);
-		if (n > 0)
-			lo_dispatch(ev, n, false);
-	}
+	lo_progress_now();
 	pthread_mutex_unlock(&lo_prog_mtx);
 }
 
@@ -828,17 +834,10 @@ void lo_progress_poll(void)
  */
 void lo_progress_poll_wait(void)
 {
-	struct epoll_event ev[16];
-	int n;
-
 	if (lo_epfd < 0)
 		return;
 	lo_prog_lock();
-	if (lo_epfd >= 0) {
-		n = epoll_wait(lo_epfd, ev, 16, 0);
-		if (n > 0)
-			lo_dispatch(ev, n, false);
-	}
+	lo_progress_now();
 	lo_prog_unlock();
 }
 
