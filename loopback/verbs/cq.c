@@ -203,8 +203,8 @@ bool lo_cq_push(struct lo_cq *q, const struct ibv_wc *wc, bool solicited)
 	bool fire;
 
 	pthread_mutex_lock(&q->lock);
-	if (q->count >= (unsigned int)q->cq.cqe ||
-	    (q->count == q->cap && lo_cq_regrow(q, q->cap * 2))) {
+	/* the ring has cq->cqe + 1 slots (create, resize): never full */
+	if (q->count >= (unsigned int)q->cq.cqe) {
 		pthread_mutex_unlock(&q->lock);
 		lo_async_event(q->cq.context, IBV_EVENT_CQ_ERR, &q->cq);
 		return false;
