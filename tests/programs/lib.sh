@@ -375,6 +375,9 @@ lo_run_client()
 #                       set
 #   LO_BACKEND          the loopback build to run on (a directory holding
 #                       librdmacm.so.1 and libibverbs.so.1)
+#   LO_SHIM_OPTIONS     more RDMACHECK_OPTIONS for the runs under the shim
+#                       (key=value[:key=value...])
+#   LO_SHIM_ONLY        set: no plain run (another script has it)
 #   LO_KNOWN_BUG        a function, called on a failed run as FN MODE DIR
 #                       SERVER_STATUS CLIENT_STATUS: 0 when the run is, in
 #                       every detail it checks, a known bug of the program
@@ -391,8 +394,8 @@ lo_run_pair()
 	_ldp="$LO_BACKEND${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}"
 	if [ "$_mode" = shim ]; then
 		_pre="$RDMACHECK_SHIM${LD_PRELOAD:+ $LD_PRELOAD}"
-		_opt_s="json=$_d/server.%p.json"
-		_opt_c="json=$_d/client.%p.json"
+		_opt_s="json=$_d/server.%p.json${LO_SHIM_OPTIONS:+:$LO_SHIM_OPTIONS}"
+		_opt_c="json=$_d/client.%p.json${LO_SHIM_OPTIONS:+:$LO_SHIM_OPTIONS}"
 	else
 		_pre=${LD_PRELOAD:-}
 		_opt_s=${RDMACHECK_OPTIONS:-}
@@ -516,7 +519,8 @@ lo_backends()
 	fi
 }
 
-# lo_pair LABEL: run the pair plainly, then under the shim if it exists
+# lo_pair LABEL: run the pair plainly (unless LO_SHIM_ONLY is set), then
+# under the shim if it exists, with LO_SHIM_OPTIONS added to its options
 # (LO_REPEAT times, default once: a finding that comes only with some
 # timings must show up), on every loopback build.
 lo_pair()
@@ -524,7 +528,7 @@ lo_pair()
 	for _b in $(lo_backends); do
 		LO_BACKEND=${_b#*=}
 		_bl="${_b%%=*}"
-		lo_run_pair plain "$1 [$_bl]"
+		[ -n "${LO_SHIM_ONLY:-}" ] || lo_run_pair plain "$1 [$_bl]"
 		if [ -z "${RDMACHECK_SHIM:-}" ] || [ ! -e "$RDMACHECK_SHIM" ]
 		then
 			continue
