@@ -38,6 +38,9 @@ netdev=${RDMACHECK_KERNEL_NETDEV:-dummy0}
 test_timeout=${RDMACHECK_KERNEL_TEST_TIMEOUT:-150}
 proc_timeout=40		# one scenario program run plainly
 tab=$(printf '\t')
+# dm_parse: the defaults matrix's line reader (def/ tests)
+# shellcheck disable=SC1091
+. "$src/tests/programs/defaults-line.sh"
 
 programs="cmtime-100 cmtime-1000 ucmatose ucmatose-c4 ucmatose-m
 ucmatose-C0 ucmatose-C0-c4 ucmatose-C0-m rping rping-q rdma_server
@@ -277,7 +280,8 @@ def_list()
 	set +f
 }
 
-# def_prog NAME: P_* of the matrix line NAME (see def_prog for prog/).
+# def_line NAME: P_* of the matrix line NAME (see def_prog for prog/),
+# read by the matrix's own reader (tests/programs/defaults-line.sh).
 def_line()
 {
 	_want=$1
@@ -285,47 +289,26 @@ def_line()
 	dm()
 	{
 		def_in_tier "$1" "$2" && [ "${1#*/}" = "$_want" ] || return 0
+		dm_parse "$@" || { P_FOUND=bad; return 0; }
 		P_FOUND=1
-		P_KILL=0 P_ONCE=0 P_PRELOAD= P_RUN=0 P_GRACE=
-		P_SERVER_EXPECT= P_CLIENT_EXPECT= P_CLIENT_REJECT=
-		P_SERVER_ERR_EXPECT= P_CLIENT_ERR_EXPECT=
-		P_TIMEOUT=40
-		set -- "$@"
-		case $2 in
-		cm\ *) P_READY="listen ${2#cm }" ;;
-		*) P_READY=$2 ;;
+		P_KILL=0 P_ONCE=0 P_PRELOAD= P_RUN=0 P_CLIENT_REJECT=
+		case $DM_READY in
+		cm\ *) P_READY="listen ${DM_READY#cm }" ;;
+		*) P_READY=$DM_READY ;;
 		esac
-		P_SERVER=$(echo "$3" | sed "s|@A|$A|g")
-		P_CLIENT=$(echo "$4" | sed "s|@A|$A|g")
-		shift 4
-		for _kv in "$@"; do
-			_v=${_kv#*=}
-			case $_kv in
-			rc=kill:*) P_KILL=1 ;;
-			esac
-			case $_kv in
-			rc=*:run) P_RUN=1 ;;
-			so=*) P_SERVER_EXPECT=$(nl_add "$P_SERVER_EXPECT" "$_v") ;;
-			co=*) P_CLIENT_EXPECT=$(nl_add "$P_CLIENT_EXPECT" "$_v") ;;
-			se=*) P_SERVER_ERR_EXPECT=$(nl_add \
-				"$P_SERVER_ERR_EXPECT" "$_v") ;;
-			ce=*) P_CLIENT_ERR_EXPECT=$(nl_add \
-				"$P_CLIENT_ERR_EXPECT" "$_v") ;;
-			grace=*) P_GRACE=$_v ;;
-			t=*) P_TIMEOUT=$_v ;;
-			esac
-		done
+		P_SERVER=$(echo "$DM_SERVER" | sed "s|@A|$A|g")
+		P_CLIENT=$(echo "$DM_CLIENT" | sed "s|@A|$A|g")
+		[ "$DM_SERVER_RC" = kill ] && P_KILL=1
+		[ "$DM_CLIENT_RC" = run ] && P_RUN=1
+		P_SERVER_EXPECT=$DM_SO P_CLIENT_EXPECT=$DM_CO
+		P_SERVER_ERR_EXPECT=$DM_SE P_CLIENT_ERR_EXPECT=$DM_CE
+		P_GRACE=$DM_GRACE P_TIMEOUT=${DM_T:-40}
 	}
 	set -f
 	# shellcheck disable=SC1091
 	. "$src/tests/programs/defaults.def"
 	set +f
 	[ "$P_FOUND" = 1 ]
-}
-
-nl_add()
-{
-	if [ -n "$1" ]; then printf '%s\n%s' "$1" "$2"; else printf '%s' "$2"; fi
 }
 
 # gid_index: the GID table index of $A (RoCE v2) on the real device, 0 on

@@ -6,6 +6,7 @@
 # plainly and under the shim (tests/programs/lib.sh), each under its
 # per-run timeout, and prints each pair's time.
 . "${top_srcdir:-.}/tests/programs/lib.sh"
+. "${top_srcdir:-.}/tests/programs/defaults-line.sh"
 
 : "${DM_GROUP:?defaults.sh is run through a defaults-GROUP.sh wrapper}"
 # the default loopback build only: the matrix is about the programs
@@ -19,62 +20,43 @@ dm_default_timeout=$lo_timeout
 dm()
 {
 	case $1 in "$DM_GROUP"/*) ;; *) return 0 ;; esac
-	_dm_name=${1#*/}
-	set -- "$@"
+	if ! dm_parse "$@"; then
+		lo_log "FAIL: $1: $DM_ERR"; lo_fail=1; return 0
+	fi
+	_dm_name=$DM_NAME
 	unset LO_PS LO_PORT LO_TCP_PORT LO_MGID LO_UDP_PORT LO_ALONE \
 		LO_KILL_SERVER LO_SERVER_RC LO_CLIENT_RC LO_CLIENT_RUNS \
 		LO_KNOWN_BUG LO_CLIENT_GRACE LO_READY_EXIT
-	LO_SERVER_EXPECT= LO_CLIENT_EXPECT= LO_EXPECT_SERVER=
-	LO_EXPECT_CLIENT= LO_SERVER_ERR_EXPECT= LO_CLIENT_ERR_EXPECT=
-	lo_timeout=$dm_default_timeout
+	# READY words
 	# shellcheck disable=SC2086
-	set -- "$_dm_name" $2 -- "$3" "$4" "$@"
-	# READY words, up to the --
-	case $2 in
-	cm) LO_PS=$3 LO_PORT=$4 ;;
-	tcp) LO_TCP_PORT=$3 ;;
-	mcast) LO_MGID=$(echo "$3" | awk -F. '{ printf \
+	set -- $DM_READY
+	case $1 in
+	cm) LO_PS=$2 LO_PORT=$3 ;;
+	tcp) LO_TCP_PORT=$2 ;;
+	mcast) LO_MGID=$(echo "$2" | awk -F. '{ printf \
 		"00000000000000000000ffff%02x%02x%02x%02x", $1, $2, $3, $4 }')
 	       ;;
 	none) LO_ALONE=1 ;;
 	exits) LO_READY_EXIT=1 ;;
-	*) lo_log "FAIL: $1: bad READY '$2'"; lo_fail=1; return 0 ;;
+	*) lo_log "FAIL: $_dm_name: bad READY '$DM_READY'"; lo_fail=1
+	   return 0 ;;
 	esac
-	while [ "$1" != -- ]; do shift; done
-	shift
-	LO_SERVER=$(dm_subst "$1")
-	LO_CLIENT=$(dm_subst "$2")
-	shift 6
-	for _kv in "$@"; do
-		_v=${_kv#*=}
-		case $_kv in
-		rc=*)
-			case ${_v%%:*} in
-			kill) LO_KILL_SERVER=1 ;;
-			*) LO_SERVER_RC=${_v%%:*} ;;
-			esac
-			case ${_v#*:} in
-			run) LO_CLIENT_RUNS=$((lo_timeout / 2)) ;;
-			*) LO_CLIENT_RC=${_v#*:} ;;
-			esac
-			;;
-		so=*) LO_SERVER_EXPECT=$(dm_add "$LO_SERVER_EXPECT" "$_v") ;;
-		co=*) LO_CLIENT_EXPECT=$(dm_add "$LO_CLIENT_EXPECT" "$_v") ;;
-		se=*) LO_SERVER_ERR_EXPECT=$(dm_add \
-			"$LO_SERVER_ERR_EXPECT" "$_v") ;;
-		ce=*) LO_CLIENT_ERR_EXPECT=$(dm_add \
-			"$LO_CLIENT_ERR_EXPECT" "$_v") ;;
-		fs=*) LO_EXPECT_SERVER=$(dm_add "$LO_EXPECT_SERVER" \
-			"$(echo "$_v" | tr . ' ')") ;;
-		fc=*) LO_EXPECT_CLIENT=$(dm_add "$LO_EXPECT_CLIENT" \
-			"$(echo "$_v" | tr . ' ')") ;;
-		grace=*) LO_CLIENT_GRACE=$_v ;;
-		bug=*) LO_KNOWN_BUG=$_v ;;
-		t=*) lo_timeout=$_v ;;
-		*) lo_log "FAIL: $_dm_name: bad key '$_kv'"; lo_fail=1
-		   return 0 ;;
-		esac
-	done
+	LO_SERVER=$(dm_subst "$DM_SERVER")
+	LO_CLIENT=$(dm_subst "$DM_CLIENT")
+	lo_timeout=${DM_T:-$dm_default_timeout}
+	case $DM_SERVER_RC in
+	kill) LO_KILL_SERVER=1 ;;
+	*) LO_SERVER_RC=$DM_SERVER_RC ;;
+	esac
+	case $DM_CLIENT_RC in
+	run) LO_CLIENT_RUNS=$((lo_timeout / 2)) ;;
+	*) LO_CLIENT_RC=$DM_CLIENT_RC ;;
+	esac
+	LO_SERVER_EXPECT=$DM_SO LO_CLIENT_EXPECT=$DM_CO
+	LO_SERVER_ERR_EXPECT=$DM_SE LO_CLIENT_ERR_EXPECT=$DM_CE
+	LO_EXPECT_SERVER=$DM_FS LO_EXPECT_CLIENT=$DM_FC
+	[ -z "$DM_GRACE" ] || LO_CLIENT_GRACE=$DM_GRACE
+	[ -z "$DM_BUG" ] || LO_KNOWN_BUG=$DM_BUG
 	# shellcheck disable=SC2086
 	lo_need $(echo "$LO_CLIENT" | awk '{ print $1 }')
 	dm_lines=$((dm_lines + 1))
@@ -136,16 +118,6 @@ dm_subst()
 {
 	[ "$1" = - ] && return 0
 	echo "$1" | sed -e "s|@A|$LO_ADDR|g" -e "s|@F|$dm_file|g"
-}
-
-# dm_add LIST LINE: LIST with LINE appended (newline-separated).
-dm_add()
-{
-	if [ -n "$1" ]; then
-		printf '%s\n%s' "$1" "$2"
-	else
-		printf '%s' "$2"
-	fi
 }
 
 # the table's words hold regexes: no pathname expansion while it is read
