@@ -15,6 +15,8 @@
 #   DM_SO DM_CO DM_SE DM_CE  expected lines (ERE, newline-separated)
 #   DM_FS DM_FC           "RULE CALL" findings (newline-separated)
 #   DM_GRACE DM_BUG DM_T  grace=, bug=, t= (empty when not given)
+#   DM_AGAIN              again=: the ERE of a failure of the program
+#                         itself after which a run is repeated
 # Returns 1, with DM_ERR saying why, on a key it does not know.
 dm_parse()
 {
@@ -22,7 +24,7 @@ dm_parse()
 	DM_SERVER=$3 DM_CLIENT=$4
 	DM_SERVER_RC=0 DM_CLIENT_RC=0
 	DM_SO= DM_CO= DM_SE= DM_CE= DM_FS= DM_FC=
-	DM_GRACE= DM_BUG= DM_T= DM_ERR=
+	DM_GRACE= DM_BUG= DM_T= DM_AGAIN= DM_ERR=
 	shift 4
 	for _dm_kv in "$@"; do
 		_dm_v=${_dm_kv#*=}
@@ -40,6 +42,7 @@ dm_parse()
 		grace=*) DM_GRACE=$_dm_v ;;
 		bug=*) DM_BUG=$_dm_v ;;
 		t=*) DM_T=$_dm_v ;;
+		again=*) DM_AGAIN=$_dm_v ;;
 		*) DM_ERR="bad key '$_dm_kv'"; return 1 ;;
 		esac
 	done

@@ -26,7 +26,7 @@ dm()
 	_dm_name=$DM_NAME
 	unset LO_PS LO_PORT LO_TCP_PORT LO_MGID LO_UDP_PORT LO_ALONE \
 		LO_KILL_SERVER LO_SERVER_RC LO_CLIENT_RC LO_CLIENT_RUNS \
-		LO_KNOWN_BUG LO_CLIENT_GRACE LO_READY_EXIT
+		LO_KNOWN_BUG LO_CLIENT_GRACE LO_READY_EXIT LO_RETRY_ON
 	# READY words
 	# shellcheck disable=SC2086
 	set -- $DM_READY
@@ -57,6 +57,7 @@ dm()
 	LO_EXPECT_SERVER=$DM_FS LO_EXPECT_CLIENT=$DM_FC
 	[ -z "$DM_GRACE" ] || LO_CLIENT_GRACE=$DM_GRACE
 	[ -z "$DM_BUG" ] || LO_KNOWN_BUG=$DM_BUG
+	[ -z "$DM_AGAIN" ] || LO_RETRY_ON=$DM_AGAIN
 	# shellcheck disable=SC2086
 	lo_need $(echo "$LO_CLIENT" | awk '{ print $1 }')
 	dm_lines=$((dm_lines + 1))
