@@ -22,14 +22,28 @@
 #          rstream, riostream's poll byte): it spins there too; it must
 #          still use at least 10 % of a CPU.
 #
+# Under the shim (when built; see KILL_PEER_MODES), both sides preloaded:
+# the survivor must end or hang exactly as bounded above (the shim must
+# not turn a peer's death into a hang of its own, nor a hang into a
+# crash), and leave its JSON report: at its exit, or, when it
+# hangs, on the SIGTERM that then stops it ("killed").  Its findings are
+# those of whatever error path the kill sent it down, and are printed.
+#
 # KILL_PEER_SEED=N reproduces a run (the seed is printed); KILL_PEER_RUNS
-# (default 1) runs per program and side.
+# (default 1) runs per program and side; KILL_PEER_MODES the modes of
+# each: "plain shim" both (twice the time), or by default "alternate":
+# one side of each program killed plainly, the other under the shim,
+# which side by the seed's parity.
 . "${top_srcdir:-.}/tests/programs/lib.sh"
 lo_need rping ucmatose rstream riostream ibv_rc_pingpong ib_send_bw \
 	ib_write_lat
 
 kp_seed=${KILL_PEER_SEED:-$(( $(date +%s) % 100000 + $$ ))}
 kp_runs=${KILL_PEER_RUNS:-1}
+kp_modes=${KILL_PEER_MODES:-alternate}
+if [ -z "${RDMACHECK_SHIM:-}" ] || [ ! -e "$RDMACHECK_SHIM" ]; then
+	kp_modes=plain
+fi
 lo_log "seed $kp_seed (KILL_PEER_SEED=$kp_seed to run it again)"
 kp_tcp=$(( 20000 + $$ % 20000 ))
 kp_n=0
@@ -120,17 +134,44 @@ kp_ready()
 	fi
 }
 
-# kp_run LABEL VICTIM DELAY_MS: one run of $KP_SERVER / $KP_CLIENT, VICTIM
-# (server or client) killed DELAY_MS after the client started.
+# kp_report DIR SIDE STATUS: SIDE's JSON report under the shim exists,
+# parses and says STATUS ("exited" or "killed"); its findings printed.
+kp_report()
+{
+	_kn=0
+	for _r in "$1/$2".*.json; do
+		[ -e "$_r" ] || continue
+		_kn=$((_kn + 1))
+		_st=$("$JQ" -r .status "$_r" 2>/dev/null)
+		if [ "$_st" != "$3" ]; then
+			lo_log "  $_r: status '${_st:-unparsable}', not $3"
+			return 1
+		fi
+		lo_log "  $2's findings: $("$JQ" -r '[.findings[] |
+			"\(.rule)@\(.call // "-")"] | unique | join(" ")' "$_r")"
+	done
+	[ "$_kn" -gt 0 ] || { lo_log "  no JSON report of the $2 in $1"
+			      return 1; }
+}
+
+# kp_run LABEL VICTIM DELAY_MS MODE: one run of $KP_SERVER / $KP_CLIENT,
+# VICTIM (server or client) killed DELAY_MS after the client started;
+# MODE plain or shim.
 kp_run()
 {
 	kp_n=$((kp_n + 1))
 	_d="$lo_dir/$kp_n"
 	mkdir -p "$_d"
 	_ns="rdmacheck-test-$$-$lo_name-$kp_n"
-	_what="$1: $2 killed after $3 ms"
+	_what="$1 [$4]: $2 killed after $3 ms"
+	_pre= _os= _oc=
+	if [ "$4" = shim ]; then
+		_pre=$RDMACHECK_SHIM
+		_os="json=$_d/server.%p.json" _oc="json=$_d/client.%p.json"
+	fi
 	# shellcheck disable=SC2086
-	env RDMACHECK_LOOPBACK_NS="$_ns" \
+	env RDMACHECK_LOOPBACK_NS="$_ns" LD_PRELOAD="$_pre" \
+		RDMACHECK_OPTIONS="$_os" \
 		LD_LIBRARY_PATH="$RDMACHECK_LOOPBACK_DIR" $KP_SERVER \
 		>"$_d/server.out" 2>"$_d/server.err" &
 	lo_spid=$!
@@ -143,7 +184,8 @@ kp_run()
 		return
 	fi
 	# shellcheck disable=SC2086
-	env RDMACHECK_LOOPBACK_NS="$_ns" \
+	env RDMACHECK_LOOPBACK_NS="$_ns" LD_PRELOAD="$_pre" \
+		RDMACHECK_OPTIONS="$_oc" \
 		LD_LIBRARY_PATH="$RDMACHECK_LOOPBACK_DIR" $KP_CLIENT \
 		>"$_d/client.out" 2>"$_d/client.err" &
 	_cpid=$!
@@ -178,12 +220,28 @@ kp_run()
 			       "/$KP_REJECT/"
 			lo_show "$_d/$_sv.out" "$_d/$_sv.err"
 			lo_fail=1
+		elif [ "$4" = shim ] && ! kp_report "$_d" "$_sv" exited; then
+			lo_log "FAIL $_what: the $_sv ended (exit $_rc)" \
+			       "without its report"
+			lo_show "$_d/$_sv.out" "$_d/$_sv.err"
+			lo_fail=1
 		else
 			lo_log "ok $_what: the $_sv ended (exit $_rc) in" \
 			       "$_dt s (bound $KP_BOUND s) $_why"
 		fi
 	elif kp_hangs "$_spid" "$_hang"; then
 		lo_log "ok $_what: the $_sv $kp_how (as on the real stack)"
+		if [ "$4" = shim ]; then
+			# stopped as a user would: the shim reports on SIGTERM
+			kill -TERM "$_spid" 2>/dev/null
+			lo_wait_gone "$_spid" 5
+			if ! kp_report "$_d" "$_sv" killed; then
+				lo_log "FAIL $_what: the stopped $_sv left" \
+				       "no report saying so"
+				lo_show "$_d/$_sv.out" "$_d/$_sv.err"
+				lo_fail=1
+			fi
+		fi
 	else
 		lo_log "FAIL $_what: the $_sv still runs after" \
 		       "$KP_BOUND s${_hang:+, not as it may: $_hang}"
@@ -204,7 +262,15 @@ kp_prog()
 		_r=$((_r + 1))
 		for _v in server client; do
 			kp_i=$((${kp_i:-0} + 1))
-			kp_run "$1" "$_v" "$(kp_rand "$kp_i" "$2")"
+			_ms=$(kp_rand "$kp_i" "$2")
+			_ml=$kp_modes
+			if [ "$_ml" = alternate ]; then
+				_ml=plain
+				[ $(((kp_i + kp_seed) % 2)) = 0 ] || _ml=shim
+			fi
+			for _m in $_ml; do
+				kp_run "$1" "$_v" "$_ms" "$_m"
+			done
 		done
 	done
 }
