@@ -7,6 +7,7 @@
 # latency, busy-polling and with completion events (-e; perftest has no
 # event mode for WRITE tests).  -x 0: a RoCE port's QPs want a GRH.
 . "${top_srcdir:-.}/tests/programs/lib.sh"
+. "${top_srcdir:-.}/tests/programs/pf-verbs.sh"
 lo_need ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat \
 	ib_write_lat ib_read_lat
 
@@ -30,19 +31,6 @@ LO_RETRY_ON='Correlation coefficient r\^2'
 
 for t in "ib_send_bw" "ib_send_bw -e" "ib_write_bw" "ib_read_bw -e" \
 	 "ib_atomic_bw" "ib_send_lat -e" "ib_write_lat" "ib_read_lat"; do
-	LO_SERVER="$t -x 0 -p $LO_TCP_PORT -n 200"
-	LO_CLIENT="$LO_SERVER $LO_ADDR"
-	# the results: ib_read_lat's server prints none
-	LO_SERVER_EXPECT='^ Data ex\. method : Ethernet$'
-	LO_CLIENT_EXPECT="$LO_SERVER_EXPECT
-^ +[0-9]+ +200 +[0-9]+\.[0-9]+ "
-	if [ "$t" = ib_send_bw ]; then
-		LO_EXPECT_CLIENT="$LO_EXPECT_SERVER
-close-device-with-resources ibv_close_device
-leak-cq -"
-	else
-		LO_EXPECT_CLIENT=$LO_EXPECT_SERVER
-	fi
-	lo_pair "$t"
+	pf_verbs_pair "$t" "$t"
 done
 lo_done

@@ -9,6 +9,7 @@
 # pingpong.sh, rstream.sh say why each is the program's own).  The runs
 # without the shim are those scripts'; only the shim runs here.
 . "${top_srcdir:-.}/tests/programs/lib.sh"
+. "${top_srcdir:-.}/tests/programs/pf-verbs.sh"
 lo_need ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat \
 	ib_write_lat ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong \
 	ibv_xsrq_pingpong rstream
@@ -41,23 +42,11 @@ track_on()
 			       lo_fail=1; }
 }
 
-# perftest's verbs-only setup (QP data over TCP), -n 200: perftest-verbs.sh
+# perftest without rdma_cm, -n 200 (pf-verbs.sh, as perftest-verbs.sh)
 LO_EXPECT_SERVER='leak-device-list -'
 for t in "ib_send_bw" "ib_send_bw -e" "ib_write_bw" "ib_read_bw -e" \
 	 "ib_atomic_bw" "ib_send_lat -e" "ib_write_lat"; do
-	LO_SERVER="$t -x 0 -p $LO_TCP_PORT -n 200"
-	LO_CLIENT="$LO_SERVER $LO_ADDR"
-	LO_SERVER_EXPECT='^ Data ex\. method : Ethernet$'
-	LO_CLIENT_EXPECT="$LO_SERVER_EXPECT
-^ +[0-9]+ +200 +[0-9]+\.[0-9]+ "
-	if [ "$t" = ib_send_bw ]; then
-		LO_EXPECT_CLIENT="$LO_EXPECT_SERVER
-close-device-with-resources ibv_close_device
-leak-cq -"
-	else
-		LO_EXPECT_CLIENT=$LO_EXPECT_SERVER
-	fi
-	lo_pair "$t (track_wr)"
+	pf_verbs_pair "$t" "$t (track_wr)"
 	track_on server
 	track_on client
 done
