@@ -242,7 +242,6 @@ def_prog()
 ^ +[0-9]+ +200 +[0-9]+\.[0-9]+ "
 		# perftest's clock check (defaults.def says why)
 		P_RETRY_ON='^Correlation coefficient'
-
 		;;
 	rcopy)
 		P_READY="listen tcp 7427" P_KILL=1
