@@ -307,9 +307,25 @@ struct lo_swr {
 	struct ibv_sge sg[];
 };
 
+/* One WR built through the ibv_wr_* API, posted at wr_complete. */
+struct lo_xwr {
+	struct ibv_send_wr wr;
+	struct ibv_sge sg[LO_MAX_SGE];
+	unsigned char *inl;		/* LO_MAX_INLINE bytes, kept */
+};
+
 struct lo_qp {
-	struct ibv_qp qp;
+	union {
+		struct ibv_qp qp;
+		struct ibv_qp_ex qpx;	/* made by ibv_create_qp_ex */
+	};
 	pthread_mutex_t lock;
+	/* ibv_wr_*: the batch between wr_start and wr_complete */
+	bool has_qpx;
+	pthread_mutex_t xlock;		/* held from wr_start on */
+	struct lo_xwr *xb;
+	unsigned int xn, xcap;
+	int xerr;
 	struct ibv_qp_cap cap;
 	int sq_sig_all;
 	struct ibv_qp_attr attr;	/* last values set by modify */

@@ -941,6 +941,7 @@ static struct ibv_qp *lo_qp_create(struct ibv_context *ctx, struct ibv_pd *pd,
 		return NULL;
 	}
 	pthread_mutex_init(&qp->lock, NULL);
+	pthread_mutex_init(&qp->xlock, NULL);
 	lo_list_init(&qp->recvs);
 	lo_list_init(&qp->inq);
 	lo_list_init(&qp->early);
@@ -998,6 +999,7 @@ static struct ibv_qp *lo_qp_create(struct ibv_context *ctx, struct ibv_pd *pd,
 		pthread_mutex_unlock(&qp->lock);
 		lo_prog_unlock();
 		pthread_mutex_destroy(&qp->lock);
+		pthread_mutex_destroy(&qp->xlock);
 		free(qp);
 		errno = e;
 		return NULL;
@@ -1041,13 +1043,339 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 	return lo_qp_create(pd->context, pd, qp_init_attr, 0, NULL);
 }
 
+/* ---- the ibv_wr_* posting API ------------------------------------------
+ * As rxe: the builders and setters fill a batch under the QP's wr lock
+ * (taken at wr_start), wr_complete hands it to lo_post_send; an error met
+ * while building is returned by wr_complete and nothing is posted.
+ */
+static struct lo_qp *lo_qpx(struct ibv_qp_ex *qx)
+{
+	return lo_container_of(qx, struct lo_qp, qpx);
+}
+
+/* The next WR of the batch; NULL (and the batch failed) when full. */
+static struct ibv_send_wr *lo_x_new(struct ibv_qp_ex *qx,
+				    enum ibv_wr_opcode op)
+{
+	struct lo_qp *qp = lo_qpx(qx);
+	struct lo_xwr *b;
+	unsigned int n;
+
+	if (qp->xerr)
+		return NULL;
+	if (qp->xn >= qp->cap.max_send_wr) {
+		qp->xerr = ENOSPC;
+		return NULL;
+	}
+	if (qp->xn == qp->xcap) {
+		n = qp->xcap ? qp->xcap * 2 : 4;
+		b = realloc(qp->xb, n * sizeof(*b));
+		if (!b) {
+			qp->xerr = ENOMEM;
+			return NULL;
+		}
+		memset(b + qp->xcap, 0, (n - qp->xcap) * sizeof(*b));
+		qp->xb = b;
+		qp->xcap = n;
+	}
+	b = &qp->xb[qp->xn++];
+	memset(&b->wr, 0, sizeof(b->wr));
+	b->wr.wr_id = qx->wr_id;
+	b->wr.send_flags = qx->wr_flags;
+	b->wr.opcode = op;
+	return &b->wr;
+}
+
+/* The WR the setters change: the last one built. */
+static struct lo_xwr *lo_x_last(struct ibv_qp_ex *qx)
+{
+	struct lo_qp *qp = lo_qpx(qx);
+
+	if (qp->xerr)
+		return NULL;
+	if (!qp->xn) {
+		qp->xerr = EINVAL;
+		return NULL;
+	}
+	return &qp->xb[qp->xn - 1];
+}
+
+static void lo_x_rdma(struct ibv_qp_ex *qx, enum ibv_wr_opcode op,
+		      uint32_t rkey, uint64_t raddr, __be32 imm)
+{
+	struct ibv_send_wr *wr = lo_x_new(qx, op);
+
+	if (!wr)
+		return;
+	wr->wr.rdma.rkey = rkey;
+	wr->wr.rdma.remote_addr = raddr;
+	wr->imm_data = imm;
+}
+
+static void lo_x_atomic(struct ibv_qp_ex *qx, enum ibv_wr_opcode op,
+			uint32_t rkey, uint64_t raddr, uint64_t cmp_add,
+			uint64_t swap)
+{
+	struct ibv_send_wr *wr = lo_x_new(qx, op);
+
+	if (!wr)
+		return;
+	wr->wr.atomic.rkey = rkey;
+	wr->wr.atomic.remote_addr = raddr;
+	wr->wr.atomic.compare_add = cmp_add;
+	wr->wr.atomic.swap = swap;
+}
+
+static void lo_wr_send(struct ibv_qp_ex *qx)
+{
+	lo_x_new(qx, IBV_WR_SEND);
+}
+
+static void lo_wr_send_imm(struct ibv_qp_ex *qx, __be32 imm)
+{
+	struct ibv_send_wr *wr = lo_x_new(qx, IBV_WR_SEND_WITH_IMM);
+
+	if (wr)
+		wr->imm_data = imm;
+}
+
+static void lo_wr_rdma_write(struct ibv_qp_ex *qx, uint32_t rkey,
+			     uint64_t raddr)
+{
+	lo_x_rdma(qx, IBV_WR_RDMA_WRITE, rkey, raddr, 0);
+}
+
+static void lo_wr_rdma_write_imm(struct ibv_qp_ex *qx, uint32_t rkey,
+				 uint64_t raddr, __be32 imm)
+{
+	lo_x_rdma(qx, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, raddr, imm);
+}
+
+static void lo_wr_rdma_read(struct ibv_qp_ex *qx, uint32_t rkey,
+			    uint64_t raddr)
+{
+	lo_x_rdma(qx, IBV_WR_RDMA_READ, rkey, raddr, 0);
+}
+
+static void lo_wr_atomic_cmp_swp(struct ibv_qp_ex *qx, uint32_t rkey,
+				 uint64_t raddr, uint64_t compare,
+				 uint64_t swap)
+{
+	lo_x_atomic(qx, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, raddr, compare,
+		    swap);
+}
+
+static void lo_wr_atomic_fetch_add(struct ibv_qp_ex *qx, uint32_t rkey,
+				   uint64_t raddr, uint64_t add)
+{
+	lo_x_atomic(qx, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr, add, 0);
+}
+
+/* Accepted at create as rxe does, not emulated (as ibv_bind_mw). */
+static void lo_x_unsup(struct ibv_qp_ex *qx)
+{
+	struct lo_qp *qp = lo_qpx(qx);
+
+	if (!qp->xerr)
+		qp->xerr = EOPNOTSUPP;
+}
+
+static void lo_wr_bind_mw(struct ibv_qp_ex *qx, struct ibv_mw *mw,
+			  uint32_t rkey, const struct ibv_mw_bind_info *bi)
+{
+	(void)mw, (void)rkey, (void)bi;
+	lo_x_unsup(qx);
+}
+
+static void lo_wr_inv(struct ibv_qp_ex *qx, uint32_t rkey)
+{
+	(void)rkey;
+	lo_x_unsup(qx);
+}
+
+static void lo_wr_atomic_write(struct ibv_qp_ex *qx, uint32_t rkey,
+			       uint64_t raddr, const void *data)
+{
+	(void)rkey, (void)raddr, (void)data;
+	lo_x_unsup(qx);
+}
+
+static void lo_wr_set_ud_addr(struct ibv_qp_ex *qx, struct ibv_ah *ah,
+			      uint32_t remote_qpn, uint32_t remote_qkey)
+{
+	struct lo_xwr *b = lo_x_last(qx);
+
+	if (!b)
+		return;
+	b->wr.wr.ud.ah = ah;
+	b->wr.wr.ud.remote_qpn = remote_qpn;
+	b->wr.wr.ud.remote_qkey = remote_qkey;
+}
+
+static void lo_wr_set_sge_list(struct ibv_qp_ex *qx, size_t n,
+			       const struct ibv_sge *sg)
+{
+	struct lo_xwr *b = lo_x_last(qx);
+
+	if (!b)
+		return;
+	if (n > lo_qpx(qx)->cap.max_send_sge) {
+		lo_qpx(qx)->xerr = ENOSPC;
+		return;
+	}
+	memcpy(b->sg, sg, n * sizeof(*sg));
+	b->wr.num_sge = n;
+	b->wr.send_flags &= ~IBV_SEND_INLINE;
+}
+
+static void lo_wr_set_sge(struct ibv_qp_ex *qx, uint32_t lkey,
+			  uint64_t addr, uint32_t length)
+{
+	struct ibv_sge s = { .addr = addr, .length = length, .lkey = lkey };
+
+	lo_wr_set_sge_list(qx, length ? 1 : 0, &s);
+}
+
+/* Inline data is copied now: the caller may reuse its buffers. */
+static void lo_wr_set_inline_data_list(struct ibv_qp_ex *qx, size_t n,
+				       const struct ibv_data_buf *d)
+{
+	struct lo_xwr *b = lo_x_last(qx);
+	size_t i, len = 0;
+
+	if (!b)
+		return;
+	for (i = 0; i < n; i++)
+		len += d[i].length;
+	if (len > lo_qpx(qx)->cap.max_inline_data) {
+		lo_qpx(qx)->xerr = ENOSPC;
+		return;
+	}
+	if (!b->inl && !(b->inl = malloc(LO_MAX_INLINE))) {
+		lo_qpx(qx)->xerr = ENOMEM;
+		return;
+	}
+	for (len = 0, i = 0; i < n; i++) {
+		memcpy(b->inl + len, d[i].addr, d[i].length);
+		len += d[i].length;
+	}
+	b->sg[0].addr = (uintptr_t)b->inl;
+	b->sg[0].length = len;
+	b->sg[0].lkey = 0;
+	b->wr.num_sge = 1;
+	b->wr.send_flags |= IBV_SEND_INLINE;
+}
+
+static void lo_wr_set_inline_data(struct ibv_qp_ex *qx, void *addr,
+				  size_t length)
+{
+	struct ibv_data_buf d = { .addr = addr, .length = length };
+
+	lo_wr_set_inline_data_list(qx, 1, &d);
+}
+
+static void lo_wr_start(struct ibv_qp_ex *qx)
+{
+	struct lo_qp *qp = lo_qpx(qx);
+
+	pthread_mutex_lock(&qp->xlock);
+	qp->xn = 0;
+	qp->xerr = 0;
+}
+
+static int lo_wr_complete(struct ibv_qp_ex *qx)
+{
+	struct lo_qp *qp = lo_qpx(qx);
+	struct ibv_send_wr *bad;
+	unsigned int i;
+	int ret = qp->xerr;
+
+	if (!ret && qp->xn) {
+		for (i = 0; i < qp->xn; i++) {
+			qp->xb[i].wr.sg_list = qp->xb[i].sg;
+			qp->xb[i].wr.next = i + 1 < qp->xn ?
+					    &qp->xb[i + 1].wr : NULL;
+		}
+		ret = lo_post_send(&qp->qp, &qp->xb[0].wr, &bad);
+	}
+	qp->xn = 0;
+	pthread_mutex_unlock(&qp->xlock);
+	return ret;
+}
+
+static void lo_wr_abort(struct ibv_qp_ex *qx)
+{
+	struct lo_qp *qp = lo_qpx(qx);
+
+	qp->xn = 0;
+	pthread_mutex_unlock(&qp->xlock);
+}
+
+/* rxe's: which send_ops_flags each QP type takes. */
+#define LO_RC_SEND_OPS \
+	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+	 IBV_QP_EX_WITH_RDMA_READ | IBV_QP_EX_WITH_ATOMIC_CMP_AND_SWP | \
+	 IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD | IBV_QP_EX_WITH_LOCAL_INV | \
+	 IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV | \
+	 IBV_QP_EX_WITH_ATOMIC_WRITE)
+#define LO_UC_SEND_OPS \
+	(IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_WRITE_WITH_IMM | \
+	 IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM | \
+	 IBV_QP_EX_WITH_BIND_MW | IBV_QP_EX_WITH_SEND_WITH_INV)
+#define LO_UD_SEND_OPS (IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM)
+
+static bool lo_send_ops_ok(enum ibv_qp_type t, uint64_t f)
+{
+	switch (t) {
+	case IBV_QPT_RC:
+		return !(f & ~(uint64_t)LO_RC_SEND_OPS);
+	case IBV_QPT_UC:
+		return !(f & ~(uint64_t)LO_UC_SEND_OPS);
+	case IBV_QPT_UD:
+		return !(f & ~(uint64_t)LO_UD_SEND_OPS);
+	default:
+		return false;
+	}
+}
+
+static void lo_set_send_ops(struct lo_qp *qp, uint64_t f)
+{
+	struct ibv_qp_ex *x = &qp->qpx;
+
+#define LO_OP(flag, field, fn) \
+	if (f & IBV_QP_EX_WITH_##flag) \
+		x->field = fn;
+	LO_OP(SEND, wr_send, lo_wr_send)
+	LO_OP(SEND_WITH_IMM, wr_send_imm, lo_wr_send_imm)
+	LO_OP(RDMA_WRITE, wr_rdma_write, lo_wr_rdma_write)
+	LO_OP(RDMA_WRITE_WITH_IMM, wr_rdma_write_imm, lo_wr_rdma_write_imm)
+	LO_OP(RDMA_READ, wr_rdma_read, lo_wr_rdma_read)
+	LO_OP(ATOMIC_CMP_AND_SWP, wr_atomic_cmp_swp, lo_wr_atomic_cmp_swp)
+	LO_OP(ATOMIC_FETCH_AND_ADD, wr_atomic_fetch_add,
+	      lo_wr_atomic_fetch_add)
+	LO_OP(BIND_MW, wr_bind_mw, lo_wr_bind_mw)
+	LO_OP(LOCAL_INV, wr_local_inv, lo_wr_inv)
+	LO_OP(SEND_WITH_INV, wr_send_inv, lo_wr_inv)
+	LO_OP(ATOMIC_WRITE, wr_atomic_write, lo_wr_atomic_write)
+#undef LO_OP
+	x->wr_set_ud_addr = lo_wr_set_ud_addr;
+	x->wr_set_inline_data = lo_wr_set_inline_data;
+	x->wr_set_inline_data_list = lo_wr_set_inline_data_list;
+	x->wr_set_sge = lo_wr_set_sge;
+	x->wr_set_sge_list = lo_wr_set_sge_list;
+	x->wr_start = lo_wr_start;
+	x->wr_complete = lo_wr_complete;
+	x->wr_abort = lo_wr_abort;
+}
+
 struct ibv_qp *lo_create_qp_ex(struct ibv_context *ctx,
 			       struct ibv_qp_init_attr_ex *ax)
 {
 	struct ibv_qp_init_attr ia;
 	struct ibv_qp *qp;
 	uint32_t known = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_CREATE_FLAGS |
-			 IBV_QP_INIT_ATTR_XRCD;
+			 IBV_QP_INIT_ATTR_XRCD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
 
 	if (!ax || (ax->comp_mask & ~known) ||
 	    !(ax->comp_mask & (ax->qp_type == IBV_QPT_XRC_RECV ?
@@ -1057,6 +1385,11 @@ struct ibv_qp *lo_create_qp_ex(struct ibv_context *ctx,
 	}
 	if ((ax->comp_mask & IBV_QP_INIT_ATTR_CREATE_FLAGS) &&
 	    (ax->create_flags & ~IBV_QP_CREATE_BLOCK_SELF_MCAST_LB)) {
+		errno = EOPNOTSUPP;
+		return NULL;
+	}
+	if ((ax->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS) &&
+	    !lo_send_ops_ok(ax->qp_type, ax->send_ops_flags)) {
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
@@ -1074,15 +1407,20 @@ struct ibv_qp *lo_create_qp_ex(struct ibv_context *ctx,
 			  ax->create_flags : 0,
 			  (ax->comp_mask & IBV_QP_INIT_ATTR_XRCD) ?
 			  ax->xrcd : NULL);
-	if (qp)
-		ax->cap = ia.cap;
+	if (!qp)
+		return NULL;
+	ax->cap = ia.cap;
+	/* As rxe: every QP made here has a qp_ex, its ops as asked. */
+	lo_qp(qp)->has_qpx = true;
+	if (ax->comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS)
+		lo_set_send_ops(lo_qp(qp), ax->send_ops_flags);
 	return qp;
 }
 
 struct ibv_qp_ex *ibv_qp_to_qp_ex(struct ibv_qp *qp)
 {
-	/* No ibv_wr_* send API here; callers must check for NULL. */
-	errno = EOPNOTSUPP;
+	if (qp && lo_qp(qp)->has_qpx)
+		return &lo_qp(qp)->qpx;
 	return NULL;
 }
 
@@ -1138,8 +1476,12 @@ int ibv_destroy_qp(struct ibv_qp *ibqp)
 	if (ibqp->pd)
 		lo_pd_put(ibqp->pd);
 	pthread_mutex_destroy(&qp->lock);
+	pthread_mutex_destroy(&qp->xlock);
 	pthread_mutex_destroy(&ibqp->mutex);
 	pthread_cond_destroy(&ibqp->cond);
+	while (qp->xcap)
+		free(qp->xb[--qp->xcap].inl);
+	free(qp->xb);
 	free(qp);
 	return 0;
 }

@@ -13,13 +13,16 @@
  * async event), a bad lkey (LOC_PROT_ERR), sends to a destroyed peer
  * (RETRY_EXC_ERR only once the transport timeout expired, with a
  * completion event).  UD: GRH, reply through
- * ibv_create_ah_from_wc, Q_Key mismatch dropped, multicast.
+ * ibv_create_ah_from_wc, Q_Key mismatch dropped, multicast.  The
+ * ibv_wr_* API (send, inline, write, read, atomic, a batch, abort, the
+ * errors wr_complete returns, the send_ops_flags refused as on rxe).
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <sched.h>
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -51,6 +54,7 @@ struct info {
 };
 
 static struct ep eps[2];
+static uint64_t qpx_ops;	/* non-zero: QPs made with these send ops */
 static struct info peer[2];	/* what each side knows about the other */
 static int me = -1;		/* -1: both roles in this process */
 static int sock = -1;
@@ -220,7 +224,20 @@ static void open_ep(int r, enum ibv_qp_type type)
 	ia.cap.max_recv_sge = 2;
 	ia.cap.max_inline_data = 64;
 	ia.qp_context = e;
-	e->qp = ibv_create_qp(e->pd, &ia);
+	if (qpx_ops) {
+		struct ibv_qp_init_attr_ex ax = {
+			.qp_context = e, .send_cq = e->scq, .recv_cq = e->rcq,
+			.cap = ia.cap, .qp_type = type,
+			.comp_mask = IBV_QP_INIT_ATTR_PD |
+				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.pd = e->pd, .send_ops_flags = qpx_ops,
+		};
+
+		e->qp = ibv_create_qp_ex(e->ctx, &ax);
+	} else {
+		e->qp = ibv_create_qp(e->pd, &ia);
+		CHECK(!e->qp || !ibv_qp_to_qp_ex(e->qp));
+	}
 	CHECK(e->qp);
 	CHECK(e->qp->state == IBV_QPS_RESET && e->qp->pd == e->pd &&
 	      e->qp->send_cq == e->scq && e->qp->recv_cq == e->rcq &&
@@ -1060,6 +1077,186 @@ static void test_ud(void)
 	teardown_pair();
 }
 
+/* A batch of ibv_wr_* WRs on A's QP, posted at wr_complete. */
+static int qpx_post(uint64_t wr_id, enum ibv_wr_opcode op, size_t off,
+		    size_t len, bool inl)
+{
+	struct ibv_qp_ex *qx = ibv_qp_to_qp_ex(eps[A].qp);
+
+	CHECK(qx);
+	ibv_wr_start(qx);
+	qx->wr_id = wr_id;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	switch (op) {
+	case IBV_WR_SEND:
+		ibv_wr_send(qx);
+		break;
+	case IBV_WR_SEND_WITH_IMM:
+		ibv_wr_send_imm(qx, htonl(77));
+		break;
+	case IBV_WR_RDMA_WRITE:
+		ibv_wr_rdma_write(qx, peer[A].rkey, peer[A].addr + off);
+		break;
+	case IBV_WR_RDMA_READ:
+		ibv_wr_rdma_read(qx, peer[A].rkey, peer[A].addr + off);
+		break;
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		ibv_wr_atomic_fetch_add(qx, peer[A].rkey, peer[A].addr + off,
+					5);
+		break;
+	default:
+		ibv_wr_bind_mw(qx, NULL, 0, NULL);
+		break;
+	}
+	if (inl)
+		ibv_wr_set_inline_data(qx, eps[A].buf + off, len);
+	else
+		ibv_wr_set_sge(qx, eps[A].mr->lkey,
+			       (uintptr_t)eps[A].buf + off, len);
+	return ibv_wr_complete(qx);
+}
+
+static void test_qpx(void)
+{
+	struct ibv_qp_ex *qx;
+	struct ibv_sge sg[3];
+	struct ibv_wc wc;
+	uint64_t v;
+
+	qpx_ops = IBV_QP_EX_WITH_SEND | IBV_QP_EX_WITH_SEND_WITH_IMM |
+		  IBV_QP_EX_WITH_RDMA_WRITE | IBV_QP_EX_WITH_RDMA_READ |
+		  IBV_QP_EX_WITH_ATOMIC_FETCH_AND_ADD |
+		  IBV_QP_EX_WITH_BIND_MW;
+	setup_pair();
+	qpx_ops = 0;
+
+	step = "qpx-flags";
+	DO(A) {
+		struct ibv_qp_init_attr_ex ax = {
+			.send_cq = eps[A].scq, .recv_cq = eps[A].rcq,
+			.cap = { .max_send_wr = 1, .max_recv_wr = 1 },
+			.qp_type = IBV_QPT_UD, .pd = eps[A].pd,
+			.comp_mask = IBV_QP_INIT_ATTR_PD |
+				     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+			.send_ops_flags = IBV_QP_EX_WITH_RDMA_WRITE,
+		};
+
+		/* As rxe: a UD QP sends only. */
+		errno = 0;
+		CHECK(!ibv_create_qp_ex(eps[A].ctx, &ax) &&
+		      errno == EOPNOTSUPP);
+	}
+
+	step = "qpx-send";
+	DO(B) post_recv(&eps[B], 200, 0, 64);
+	barrier();
+	DO(A) {
+		qx = ibv_qp_to_qp_ex(eps[A].qp);
+		CHECK(qx && &qx->qp_base == eps[A].qp && qx->wr_send &&
+		      !qx->wr_atomic_cmp_swp);
+		strcpy(eps[A].buf, "qpx");
+		CHECK(qpx_post(10, IBV_WR_SEND_WITH_IMM, 0, 4, false) == 0);
+		expect_wc(eps[A].scq, 10, IBV_WC_SUCCESS, IBV_WC_SEND);
+	}
+	DO(B) {
+		wait_wc(eps[B].rcq, &wc);
+		CHECK(wc.wr_id == 200 && wc.status == IBV_WC_SUCCESS &&
+		      wc.byte_len == 4 && (wc.wc_flags & IBV_WC_WITH_IMM) &&
+		      wc.imm_data == htonl(77));
+		CHECK(strcmp(eps[B].buf, "qpx") == 0);
+	}
+	barrier();
+
+	step = "qpx-inline";
+	DO(B) post_recv(&eps[B], 201, 0, 64);
+	barrier();
+	DO(A) {
+		strcpy(eps[A].buf + 100, "inl");
+		CHECK(qpx_post(11, IBV_WR_SEND, 100, 4, true) == 0);
+		expect_wc(eps[A].scq, 11, IBV_WC_SUCCESS, IBV_WC_SEND);
+	}
+	DO(B) {
+		expect_wc(eps[B].rcq, 201, IBV_WC_SUCCESS, IBV_WC_RECV);
+		CHECK(strcmp(eps[B].buf, "inl") == 0);
+	}
+	barrier();
+
+	step = "qpx-write-read-atomic";
+	DO(A) {
+		memset(eps[A].buf + 1024, 0x5a, 64);
+		CHECK(qpx_post(12, IBV_WR_RDMA_WRITE, 1024, 64, false) == 0);
+		expect_wc(eps[A].scq, 12, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+		memset(eps[A].buf + 1024, 0, 64);
+		CHECK(qpx_post(13, IBV_WR_RDMA_READ, 1024, 64, false) == 0);
+		expect_wc(eps[A].scq, 13, IBV_WC_SUCCESS, IBV_WC_RDMA_READ);
+		CHECK(eps[A].buf[1024] == 0x5a && eps[A].buf[1087] == 0x5a);
+	}
+	barrier();
+	DO(B) memset(eps[B].buf + 2048, 0, 8);
+	barrier();
+	DO(A) {
+		CHECK(qpx_post(14, IBV_WR_ATOMIC_FETCH_AND_ADD, 2048, 8,
+			       false) == 0);
+		expect_wc(eps[A].scq, 14, IBV_WC_SUCCESS,
+			  IBV_WC_FETCH_ADD);
+		memcpy(&v, eps[A].buf + 2048, 8);
+		CHECK(v == 0);
+	}
+	barrier();
+	DO(B) {
+		memcpy(&v, eps[B].buf + 2048, 8);
+		CHECK(v == 5);
+	}
+	barrier();
+
+	step = "qpx-batch-abort-errors";
+	DO(B) {
+		post_recv(&eps[B], 202, 0, 64);
+		post_recv(&eps[B], 203, 64, 64);
+	}
+	barrier();
+	DO(A) {
+		qx = ibv_qp_to_qp_ex(eps[A].qp);
+		/* Aborted: nothing posted. */
+		ibv_wr_start(qx);
+		qx->wr_id = 20;
+		qx->wr_flags = IBV_SEND_SIGNALED;
+		ibv_wr_send(qx);
+		ibv_wr_set_sge(qx, eps[A].mr->lkey, (uintptr_t)eps[A].buf, 8);
+		ibv_wr_abort(qx);
+		expect_empty(eps[A].scq);
+		/* Two in one batch, in order. */
+		ibv_wr_start(qx);
+		qx->wr_id = 21;
+		ibv_wr_send(qx);
+		ibv_wr_set_sge(qx, eps[A].mr->lkey, (uintptr_t)eps[A].buf, 8);
+		qx->wr_id = 22;
+		ibv_wr_send(qx);
+		ibv_wr_set_sge(qx, eps[A].mr->lkey, (uintptr_t)eps[A].buf, 8);
+		CHECK(ibv_wr_complete(qx) == 0);
+		expect_wc(eps[A].scq, 21, IBV_WC_SUCCESS, IBV_WC_SEND);
+		expect_wc(eps[A].scq, 22, IBV_WC_SUCCESS, IBV_WC_SEND);
+		/* More SGEs than max_send_sge (2): ENOSPC, nothing sent. */
+		ibv_wr_start(qx);
+		qx->wr_id = 23;
+		ibv_wr_send(qx);
+		sg[0] = sg[1] = sg[2] = (struct ibv_sge){
+			(uintptr_t)eps[A].buf, 1, eps[A].mr->lkey };
+		ibv_wr_set_sge_list(qx, 3, sg);
+		CHECK(ibv_wr_complete(qx) == ENOSPC);
+		/* Accepted at create as on rxe, not emulated. */
+		CHECK(qpx_post(24, IBV_WR_BIND_MW, 0, 8, false) ==
+		      EOPNOTSUPP);
+		expect_empty(eps[A].scq);
+	}
+	DO(B) {
+		expect_wc(eps[B].rcq, 202, IBV_WC_SUCCESS, IBV_WC_RECV);
+		expect_wc(eps[B].rcq, 203, IBV_WC_SUCCESS, IBV_WC_RECV);
+	}
+	barrier();
+	teardown_pair();
+}
+
 int main(int argc, char **argv)
 {
 	const char *mode = argc > 1 ? argv[1] : "single";
@@ -1085,6 +1282,7 @@ int main(int argc, char **argv)
 	test_errors();
 	test_peer_gone();
 	test_ud();
+	test_qpx();
 	if (pid) {
 		CHECK(waitpid(pid, &st, 0) == pid);
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
