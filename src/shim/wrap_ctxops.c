@@ -10,7 +10,8 @@
  * context, before anyone else has it, those operations are replaced by
  * the functions here, which follow the call as a wrapper does and call
  * the provider's.  The data-path operations (post, poll, notify, bind_mw)
- * are not touched here: with track_wr=1, wrap_wr.c follows post and poll.
+ * are not touched here: with track_wr=1, wrap_wr.c follows post and poll,
+ * and the ibv_wr_* operations of a QP made with send_ops_flags.
  *
  * Contexts we never see opened (a provider's own open, such as
  * mlx5dv_open_device) keep their operations: objects made on them are
@@ -195,8 +196,10 @@ static struct ibv_qp *t_create_qp_ex(struct ibv_context *context,
 		errno = EOPNOTSUPP;
 		return NULL;
 	}
-	if (!rc_v_begin(&c, RC_FN_ibv_create_qp_ex, RA))
-		return RC_FWD(&c, fn(context, attr));
+	if (!rc_v_begin(&c, RC_FN_ibv_create_qp_ex, RA)) {
+		qp = RC_FWD(&c, fn(context, attr));
+		goto out;
+	}
 	qp = RC_FWD(&c, fn(context, attr));
 	if (!qp)
 		return NULL;
@@ -207,7 +210,12 @@ static struct ibv_qp *t_create_qp_ex(struct ibv_context *context,
 		l.parent = a.xrcd;
 		l.pkind = RC_K_XRCD;
 	}
-	return made(&c, RC_K_QP, qp, &l);
+	qp = made(&c, RC_K_QP, qp, &l);
+out:
+	if (qp && rc_wr_on() && rc_peek(&a, attr, sizeof(a)) &&
+	    (a.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
+		rc_wr_qpx(qp);
+	return qp;
 }
 
 static struct ibv_qp *t_open_qp(struct ibv_context *context,

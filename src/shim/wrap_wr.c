@@ -7,6 +7,9 @@
  * how many completions are owed to it.  The rules checked at the call:
  * wr-sge-outside-mr, post-in-wrong-qp-state, cq-overrun-possible (at the
  * post), mr-dereg-with-wr-in-flight (at ibv_dereg_mr/ibv_rereg_mr),
+ * the same for WRs built through a QP's ibv_wr_* operations (replaced in
+ * its struct ibv_qp_ex when it is made with send_ops_flags; checked at
+ * wr_complete),
  * destroy-qp-with-unpolled-completions (at ibv_destroy_qp).  The MR table
  * (live MRs by lkey, with their ranges) also serves track_buffers=1
  * (wrap_buf.c).  With both options off nothing here runs: the operations
@@ -82,6 +85,22 @@ struct wq_rec {
 	struct wq_rec *srq;		/* a QP's SRQ */
 	unsigned refs;			/* SRQ: QP records pointing here */
 	struct ring sq, rq;		/* an SRQ has rq only */
+	struct xq *x;			/* its ibv_wr_* ops, when followed */
+};
+
+/* A WR built through the ibv_wr_* API, checked at wr_complete. */
+struct xwr {
+	struct ibv_send_wr wr;
+	struct ibv_sge *sgl;		/* its SGEs (kept for reuse) */
+	unsigned sgl_cap;
+};
+
+/* A QP's ibv_wr_* operations: the provider's, and the batch built since
+ * wr_start. */
+struct xq {
+	struct ibv_qp_ex o;		/* only its operations are used */
+	struct xwr *b;
+	unsigned n, cap;
 };
 
 static pthread_mutex_t wr_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -544,13 +563,28 @@ static void count_cq(struct wq_rec *w, struct cq_rec *cq, struct ent *e,
 			 "the error state", cq->outstanding, h->cqe);
 }
 
+/* Take back the last k entries of h's send or receive ring. */
+static void unpost_n(const void *h, bool send, uint32_t k)
+{
+	struct wq_rec *w;
+	struct ring *r;
+
+	wr_take();
+	w = wq_find(h);
+	if (w) {
+		r = send ? &w->sq : &w->rq;
+		while (k-- && ring_len(r))
+			ent_release(&r->e[--r->tail & r->mask],
+				    send ? w->scq : w->rcq);
+	}
+	wr_drop();
+}
+
 /* Take back the entries of the WRs from bad on (the provider refused
  * them): the last ones of the ring. */
 static void unpost(const void *h, bool send, const void *wr, const void *bad,
 		   size_t next_off)
 {
-	struct wq_rec *w;
-	struct ring *r;
 	const void *x;
 	uint32_t k = 0, all = 0;
 	bool seen = false;
@@ -564,41 +598,26 @@ static void unpost(const void *h, bool send, const void *wr, const void *bad,
 	}
 	if (!seen)
 		k = all;
-	wr_take();
-	w = wq_find(h);
-	if (w) {
-		r = send ? &w->sq : &w->rq;
-		while (k-- && ring_len(r))
-			ent_release(&r->e[--r->tail & r->mask],
-				    send ? w->scq : w->rcq);
-	}
-	wr_drop();
+	unpost_n(h, send, k);
 }
 
-static int t_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
-		       struct ibv_send_wr **bad)
+/* The send WRs wr posted on w (wr_lock held): checked and appended;
+ * returns how many were appended. */
+static inline __attribute__((always_inline)) uint32_t
+post_sends(struct wq_rec *w, struct ibv_qp *qp, struct ibv_send_wr *wr,
+	   struct pends *ps)
 {
-	__typeof__(ops_of(0)->post_send) fn = ops_of(qp->context)->post_send;
 	struct ibv_send_wr *r;
-	struct pends ps;
-	struct wq_rec *w;
 	struct ent *e;
 	struct pend *p;
-	unsigned st, i, need;
-	int ret;
-	RC_CALL(c);
+	unsigned st = qp->state, i, need;
+	uint32_t k = 0;
 
-	ps.n = 0;
-	wr_take();
-	w = wq_find(qp);
-	if (RC_UNLIKELY(!w))
-		w = qp_learn(qp);
-	st = qp->state;
-	for (r = wr; w && r; r = r->next) {
+	for (r = wr; r; r = r->next) {
 		if (RC_UNLIKELY(st <= IBV_QPS_RTR) &&
 		    !(w->reported & B_STATE)) {
 			w->reported |= B_STATE;
-			p = pend_add(&ps, RC_R_POST_IN_WRONG_QP_STATE, qp,
+			p = pend_add(ps, RC_R_POST_IN_WRONG_QP_STATE, qp,
 				     RC_K_QP, NULL, 0);
 			if (p)
 				snprintf(p->msg, sizeof(p->msg),
@@ -611,6 +630,7 @@ static int t_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		}
 		if (!(e = ring_push(&w->sq)))
 			break;
+		k++;
 		e->wr_id = r->wr_id;
 		if (w->sig_all || (r->send_flags & IBV_SEND_SIGNALED))
 			e->flags = E_SIG;
@@ -621,11 +641,30 @@ static int t_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 			       IBV_ACCESS_LOCAL_WRITE : 0;
 			for (i = 0; i < (unsigned)r->num_sge; i++)
 				sge_check(w, &r->sg_list[i], i, r->wr_id,
-					  need, e, &ps);
+					  need, e, ps);
 		}
 		if (e->flags & E_SIG)
-			count_cq(w, w->scq, e, qp->send_cq, &ps);
+			count_cq(w, w->scq, e, qp->send_cq, ps);
 	}
+	return k;
+}
+
+static int t_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
+		       struct ibv_send_wr **bad)
+{
+	__typeof__(ops_of(0)->post_send) fn = ops_of(qp->context)->post_send;
+	struct pends ps;
+	struct wq_rec *w;
+	int ret;
+	RC_CALL(c);
+
+	ps.n = 0;
+	wr_take();
+	w = wq_find(qp);
+	if (RC_UNLIKELY(!w))
+		w = qp_learn(qp);
+	if (w)
+		post_sends(w, qp, wr, &ps);
 	wr_drop();
 	if (RC_UNLIKELY(ps.n))
 		report_pends(&c, RC_FN_ibv_post_send, RA, &ps);
@@ -729,6 +768,275 @@ static int t_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		unpost(srq, false, wr, bad ? *bad : NULL,
 		       offsetof(struct ibv_recv_wr, next));
 	return ret;
+}
+
+/* ---- the ibv_wr_* posting API ------------------------------------------
+ * A QP made with send_ops_flags has the provider's ibv_wr_* operations in
+ * its struct ibv_qp_ex; they are replaced by the ones here, which note
+ * each WR built (wr_id, flags, opcode, SGEs) in the QP's batch and call
+ * the provider's.  At wr_complete the batch is checked and recorded as a
+ * post_send's WRs are; wr_abort drops it.
+ */
+
+static struct ibv_qp_ex last_xo;	/* any QP's: one provider's ops */
+static struct ibv_qp_ex *(*qp_to_qp_ex_fn)(struct ibv_qp *);
+
+/* The provider's operations of qx (wr_lock held). */
+static struct xq *xq_of(struct ibv_qp_ex *qx, const struct ibv_qp_ex **o)
+{
+	struct wq_rec *w = wq_find(&qx->qp_base);
+
+	*o = w && w->x ? &w->x->o : &last_xo;
+	return w ? w->x : NULL;
+}
+
+/* A builder: a new WR in the batch (none when memory ran out). */
+static const struct ibv_qp_ex *x_add(struct ibv_qp_ex *qx,
+				     enum ibv_wr_opcode op, uint32_t rkey,
+				     uint64_t raddr)
+{
+	const struct ibv_qp_ex *o;
+	struct xwr *b;
+	struct xq *x;
+	unsigned n;
+
+	wr_take();
+	x = xq_of(qx, &o);
+	if (x && x->n == x->cap) {
+		n = x->cap ? x->cap * 2 : 8;
+		b = realloc(x->b, n * sizeof(*b));
+		if (b) {
+			memset(b + x->cap, 0, (n - x->cap) * sizeof(*b));
+			x->b = b;
+			x->cap = n;
+		}
+	}
+	if (x && x->n < x->cap) {
+		b = &x->b[x->n++];
+		memset(&b->wr, 0, sizeof(b->wr));
+		b->wr.wr_id = qx->wr_id;
+		b->wr.send_flags = qx->wr_flags;
+		b->wr.opcode = op;
+		b->wr.wr.rdma.rkey = rkey;
+		b->wr.wr.rdma.remote_addr = raddr;
+	}
+	wr_drop();
+	return o;
+}
+
+/* A setter: the last WR built gets these SGEs (inline: none to check). */
+static const struct ibv_qp_ex *x_set(struct ibv_qp_ex *qx, size_t n,
+				     const struct ibv_sge *sg, bool inl)
+{
+	const struct ibv_qp_ex *o;
+	struct ibv_sge *a;
+	struct xwr *b;
+	struct xq *x;
+
+	wr_take();
+	x = xq_of(qx, &o);
+	if (x && x->n) {
+		b = &x->b[x->n - 1];
+		b->wr.num_sge = 0;
+		b->wr.send_flags &= ~IBV_SEND_INLINE;
+		if (inl)
+			b->wr.send_flags |= IBV_SEND_INLINE;
+		if (!inl && n > b->sgl_cap && n <= 1024 &&
+		    (a = realloc(b->sgl, n * sizeof(*a)))) {
+			b->sgl = a;
+			b->sgl_cap = n;
+		}
+		if (!inl && n <= b->sgl_cap) {
+			memcpy(b->sgl, sg, n * sizeof(*sg));
+			b->wr.sg_list = b->sgl;
+			b->wr.num_sge = n;
+		}
+	}
+	wr_drop();
+	return o;
+}
+
+/* The builders: field, opcode, rkey and remote address, prototype. */
+#define RC_X_BUILDERS(X) \
+	X(wr_send, IBV_WR_SEND, 0, 0, (struct ibv_qp_ex *qx), (qx)) \
+	X(wr_send_imm, IBV_WR_SEND_WITH_IMM, 0, 0, \
+	  (struct ibv_qp_ex *qx, __be32 imm), (qx, imm)) \
+	X(wr_send_inv, IBV_WR_SEND_WITH_INV, 0, 0, \
+	  (struct ibv_qp_ex *qx, uint32_t inv), (qx, inv)) \
+	X(wr_send_tso, IBV_WR_TSO, 0, 0, \
+	  (struct ibv_qp_ex *qx, void *hdr, uint16_t hsz, uint16_t mss), \
+	  (qx, hdr, hsz, mss)) \
+	X(wr_rdma_write, IBV_WR_RDMA_WRITE, rkey, raddr, \
+	  (struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr), \
+	  (qx, rkey, raddr)) \
+	X(wr_rdma_write_imm, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, raddr, \
+	  (struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, \
+	   __be32 imm), (qx, rkey, raddr, imm)) \
+	X(wr_rdma_read, IBV_WR_RDMA_READ, rkey, raddr, \
+	  (struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr), \
+	  (qx, rkey, raddr)) \
+	X(wr_atomic_cmp_swp, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, raddr, \
+	  (struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, \
+	   uint64_t cmp, uint64_t swap), (qx, rkey, raddr, cmp, swap)) \
+	X(wr_atomic_fetch_add, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr, \
+	  (struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, \
+	   uint64_t add), (qx, rkey, raddr, add)) \
+	X(wr_atomic_write, IBV_WR_ATOMIC_WRITE, rkey, raddr, \
+	  (struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, \
+	   const void *d), (qx, rkey, raddr, d)) \
+	X(wr_bind_mw, IBV_WR_BIND_MW, 0, 0, \
+	  (struct ibv_qp_ex *qx, struct ibv_mw *mw, uint32_t rkey, \
+	   const struct ibv_mw_bind_info *bi), (qx, mw, rkey, bi)) \
+	X(wr_local_inv, IBV_WR_LOCAL_INV, 0, 0, \
+	  (struct ibv_qp_ex *qx, uint32_t inv), (qx, inv))
+
+#define X(f, op, rk, ra, P, A) \
+static void t_##f P \
+{ \
+	x_add(qx, op, rk, ra)->f A; \
+}
+RC_X_BUILDERS(X)
+#undef X
+
+static void t_wr_set_sge(struct ibv_qp_ex *qx, uint32_t lkey, uint64_t addr,
+			 uint32_t length)
+{
+	struct ibv_sge s = { .addr = addr, .length = length, .lkey = lkey };
+
+	x_set(qx, 1, &s, false)->wr_set_sge(qx, lkey, addr, length);
+}
+
+static void t_wr_set_sge_list(struct ibv_qp_ex *qx, size_t n,
+			      const struct ibv_sge *sg)
+{
+	x_set(qx, n, sg, false)->wr_set_sge_list(qx, n, sg);
+}
+
+static void t_wr_set_inline_data(struct ibv_qp_ex *qx, void *addr,
+				 size_t length)
+{
+	x_set(qx, 0, NULL, true)->wr_set_inline_data(qx, addr, length);
+}
+
+static void t_wr_set_inline_data_list(struct ibv_qp_ex *qx, size_t n,
+				      const struct ibv_data_buf *d)
+{
+	x_set(qx, 0, NULL, true)->wr_set_inline_data_list(qx, n, d);
+}
+
+static void t_wr_start(struct ibv_qp_ex *qx)
+{
+	const struct ibv_qp_ex *o;
+	struct xq *x;
+
+	wr_take();
+	if ((x = xq_of(qx, &o)))
+		x->n = 0;
+	wr_drop();
+	o->wr_start(qx);
+}
+
+static void t_wr_abort(struct ibv_qp_ex *qx)
+{
+	const struct ibv_qp_ex *o;
+	struct xq *x;
+
+	wr_take();
+	if ((x = xq_of(qx, &o)))
+		x->n = 0;
+	wr_drop();
+	o->wr_abort(qx);
+}
+
+static int t_wr_complete(struct ibv_qp_ex *qx)
+{
+	struct ibv_qp *qp = &qx->qp_base;
+	int (*fn)(struct ibv_qp_ex *);
+	const struct ibv_qp_ex *o;
+	struct pends ps;
+	struct xq *x;
+	uint32_t k = 0;
+	unsigned i;
+	int ret;
+	RC_CALL(c);
+
+	ps.n = 0;
+	wr_take();
+	x = xq_of(qx, &o);
+	fn = o->wr_complete;
+	if (x && x->n) {
+		for (i = 0; i < x->n; i++)
+			x->b[i].wr.next = i + 1 < x->n ? &x->b[i + 1].wr :
+					  NULL;
+		k = post_sends(wq_find(qp), qp, &x->b[0].wr, &ps);
+	}
+	if (x)
+		x->n = 0;
+	wr_drop();
+	if (RC_UNLIKELY(ps.n))
+		report_pends(&c, RC_FN_ibv_wr_complete, RA, &ps);
+	ret = fn(qx);
+	/* Nothing of a batch that fails is posted (rxe, the loopback). */
+	if (RC_UNLIKELY(ret) && k)
+		unpost_n(qp, true, k);
+	return ret;
+}
+
+/* The operations replaced: the builders, the SGE setters, the batch. */
+#define RC_X_OPS(X) \
+	RC_X_BUILDERS(X) \
+	X(wr_set_sge, , , , , ) X(wr_set_sge_list, , , , , ) \
+	X(wr_set_inline_data, , , , , ) \
+	X(wr_set_inline_data_list, , , , , ) \
+	X(wr_start, , , , , ) X(wr_abort, , , , , ) \
+	X(wr_complete, , , , , )
+
+void rc_wr_qpx_(struct ibv_qp *qp)
+{
+	struct ibv_qp_ex *qx;
+	struct wq_rec *w;
+	struct xq *x;
+
+	if (!qp)
+		return;
+	if (!qp_to_qp_ex_fn)
+		*(void **)&qp_to_qp_ex_fn = dlsym(RTLD_DEFAULT,
+						  "ibv_qp_to_qp_ex");
+	if (!qp_to_qp_ex_fn || !(qx = qp_to_qp_ex_fn(qp)) || !qx->wr_start ||
+	    !qx->wr_complete || qx->wr_complete == t_wr_complete ||
+	    !(x = calloc(1, sizeof(*x))))
+		return;
+	x->o = *qx;
+	wr_take();
+	w = wq_find(qp);
+	if (!w)
+		w = qp_learn(qp);
+	if (!w || w->x) {
+		wr_drop();
+		free(x);
+		return;
+	}
+	w->x = x;
+	last_xo = *qx;
+	wr_drop();
+	/* Before the program has the QP: no one calls them meanwhile. */
+#define X(f, ...) \
+	if (qx->f) \
+		qx->f = t_##f;
+	RC_X_OPS(X)
+#undef X
+}
+
+static void xq_free(struct xq *x)
+{
+	unsigned i;
+
+	if (!x)
+		return;
+	for (i = 0; i < x->cap; i++)
+		free(x->b[i].sgl);
+	free(x->b);
+	free(x);
 }
 
 /* ---- polling ----------------------------------------------------------- */
@@ -1027,6 +1335,7 @@ void rc_wr_qp_gone_(struct ibv_qp *qp)
 		ring_drop(&w->rq, w->rcq);
 		cq_put(w->scq);
 		cq_put(w->rcq);
+		xq_free(w->x);
 		if (w->srq && --w->srq->refs == 0 && !w->srq->h)
 			free(w->srq);
 		free(w);

@@ -6,7 +6,8 @@
  * QPs, A and B, on one context and PD, each with its own CQ, connected
  * to each other by hand (INIT, RTR, RTS), carry the traffic.  Each
  * prints the completions it polls: the same on every backend.  The
- * free-registered-memory ones run with track_buffers=1.
+ * free-registered-memory ones run with track_buffers=1.  The -qpx ones
+ * make the QPs with send_ops_flags and post their sends with ibv_wr_*.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -21,6 +22,7 @@
 #define BUF 4096
 
 static bool bad;
+static bool qpx;		/* QPs made with send_ops_flags, sends by ibv_wr_* */
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq[2];
@@ -58,7 +60,19 @@ static void open_all(int cqe)
 		qa.qp_type = IBV_QPT_RC;
 		qa.cap.max_send_wr = qa.cap.max_recv_wr = 16;
 		qa.cap.max_send_sge = qa.cap.max_recv_sge = 1;
-		qp[i] = ibv_create_qp(pd, &qa);
+		if (qpx) {
+			struct ibv_qp_init_attr_ex ax = {
+				.send_cq = cq[i], .recv_cq = cq[i],
+				.qp_type = IBV_QPT_RC, .cap = qa.cap,
+				.comp_mask = IBV_QP_INIT_ATTR_PD |
+					     IBV_QP_INIT_ATTR_SEND_OPS_FLAGS,
+				.pd = pd, .send_ops_flags = IBV_QP_EX_WITH_SEND,
+			};
+
+			qp[i] = ibv_create_qp_ex(ctx, &ax);
+		} else {
+			qp[i] = ibv_create_qp(pd, &qa);
+		}
 		if (!qp[i])
 			scn_die("ibv_create_qp");
 	}
@@ -148,8 +162,18 @@ static int post_send(struct ibv_qp *q, uint64_t id, uint64_t addr,
 	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1,
 		.opcode = IBV_WR_SEND, .send_flags = IBV_SEND_SIGNALED };
 	struct ibv_send_wr *badwr;
+	struct ibv_qp_ex *qx;
 
-	return ibv_post_send(q, &wr, &badwr);
+	if (!qpx)
+		return ibv_post_send(q, &wr, &badwr);
+	if (!(qx = ibv_qp_to_qp_ex(q)))
+		scn_die("ibv_qp_to_qp_ex");
+	ibv_wr_start(qx);
+	qx->wr_id = id;
+	qx->wr_flags = IBV_SEND_SIGNALED;
+	ibv_wr_send(qx);
+	ibv_wr_set_sge(qx, lkey, addr, len);
+	return ibv_wr_complete(qx);
 }
 
 /* One completion on c, printed. */
@@ -207,6 +231,53 @@ static NOINLINE void wr_sge_outside_mr(void)
 	poll_one(A);
 	if (!bad)
 		poll_one(B);
+	close_all();
+}
+
+/* The same, A's send built with ibv_wr_* (checked at ibv_wr_complete). */
+static NOINLINE void wr_sge_outside_mr_qpx(void)
+{
+	qpx = true;
+	wr_sge_outside_mr();
+}
+
+/*
+ * A send built with ibv_wr_* from a second MR, still in flight (B has no
+ * receive posted) when that MR is deregistered; then B posts one and A's
+ * completion is polled, its status not printed: the WR read memory no
+ * longer registered (clean: both completions polled, then the MR goes).
+ */
+static NOINLINE void mr_dereg_with_wr_in_flight_qpx(void)
+{
+	struct ibv_mr *m2;
+	struct ibv_wc wc;
+	int n;
+
+	qpx = true;
+	open_all(16);
+	m2 = ibv_reg_mr(pd, buf + BUF, BUF, IBV_ACCESS_LOCAL_WRITE);
+	if (!m2)
+		scn_die("ibv_reg_mr");
+	connect_all();
+	if (post_send(qp[A], 2, (uintptr_t)buf + BUF, 8, m2->lkey))
+		scn_die("ibv_wr_complete");
+	if (bad && ibv_dereg_mr(m2))
+		scn_die("ibv_dereg_mr");
+	if (post_recv(qp[B], 1, (uintptr_t)buf, 16, mr->lkey))
+		scn_die("ibv_post_recv");
+	if (bad) {
+		while ((n = ibv_poll_cq(cq[A], 1, &wc)) == 0)
+			;
+		if (n < 0)
+			scn_die("ibv_poll_cq");
+		printf("scenario: A: wr %llu polled\n",
+		       (unsigned long long)wc.wr_id);
+	} else {
+		poll_one(A);
+		poll_one(B);
+		if (ibv_dereg_mr(m2))
+			scn_die("ibv_dereg_mr");
+	}
 	close_all();
 }
 
@@ -410,7 +481,9 @@ static const struct {
 	void (*run)(void);
 } scenarios[] = {
 	{ "mr-dereg-with-wr-in-flight", mr_dereg_with_wr_in_flight },
+	{ "mr-dereg-with-wr-in-flight-qpx", mr_dereg_with_wr_in_flight_qpx },
 	{ "wr-sge-outside-mr", wr_sge_outside_mr },
+	{ "wr-sge-outside-mr-qpx", wr_sge_outside_mr_qpx },
 	{ "wr-sge-outside-mr-pd", wr_sge_outside_mr_pd },
 	{ "cq-overrun-possible", cq_overrun_possible },
 	{ "cq-overrun-possible-overflow", cq_overrun_possible_overflow },
