@@ -25,7 +25,7 @@ void rc_wr_mr_made_(struct ibv_mr *mr, struct ibv_pd *pd, uint64_t iova,
 		    unsigned access, bool any_range);
 void rc_wr_mr_check_(struct rc_call *c, struct ibv_mr *mr, const char *why);
 void rc_wr_mr_gone_(struct ibv_mr *mr);
-void rc_wr_qpx_(struct ibv_qp *qp);
+void rc_wr_qp_made_(struct ibv_qp *qp, bool send_ops);
 void rc_wr_qp_check_(struct rc_call *c, struct ibv_qp *qp);
 void rc_wr_qp_gone_(struct ibv_qp *qp);
 void rc_wr_srq_gone_(struct ibv_srq *srq);
@@ -83,11 +83,12 @@ static inline void rc_wr_mr_gone(struct ibv_mr *mr)
 		rc_wr_mr_gone_(mr);
 }
 
-/* A QP made with send_ops_flags: its ibv_wr_* operations are followed. */
-static inline void rc_wr_qpx(struct ibv_qp *qp)
+/* A QP made (send_ops: with send_ops_flags, its ibv_wr_* operations are
+ * followed). */
+static inline void rc_wr_qp_made(struct ibv_qp *qp, bool send_ops)
 {
 	if (rc_wr_on())
-		rc_wr_qpx_(qp);
+		rc_wr_qp_made_(qp, send_ops);
 }
 
 /* Before ibv_destroy_qp: destroy-qp-with-unpolled-completions. */

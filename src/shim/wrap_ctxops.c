@@ -212,9 +212,9 @@ static struct ibv_qp *t_create_qp_ex(struct ibv_context *context,
 	}
 	qp = made(&c, RC_K_QP, qp, &l);
 out:
-	if (qp && rc_wr_on() && rc_peek(&a, attr, sizeof(a)) &&
-	    (a.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS))
-		rc_wr_qpx(qp);
+	if (qp && rc_wr_on())
+		rc_wr_qp_made(qp, rc_peek(&a, attr, sizeof(a)) &&
+			      (a.comp_mask & IBV_QP_INIT_ATTR_SEND_OPS_FLAGS));
 	return qp;
 }
 

@@ -306,6 +306,7 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 	if (qp) {
 		rc_qp_links(RC_K_QP, qp, &l);
 		rc_v_track(&c, RC_K_QP, qp, &l, 0, &o);
+		rc_wr_qp_made(qp, false);
 	}
 	return qp;
 }

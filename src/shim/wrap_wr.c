@@ -36,14 +36,17 @@
 
 struct mr_rec {
 	struct mr_rec *next;		/* chain of its bucket */
+	struct mr_rec *next_r;		/* chain by rkey (remote access) */
 	const struct ibv_mr *mr;
 	const struct ibv_context *ctx;
 	const void *pd;			/* a parent domain's own PD */
 	uint64_t start, end;		/* [iova, iova + length) */
 	uintptr_t va, va_end;		/* the memory it covers */
-	uint32_t lkey;
+	uint32_t lkey, rkey;
 	unsigned access;
 	unsigned inflight;		/* WRs not retired that use it */
+	unsigned rinflight;		/* of those, by its rkey */
+	bool rhashed;
 	bool dead;			/* deregistered, kept for them */
 };
 
@@ -64,6 +67,7 @@ struct ent {
 	uint8_t nmr;
 	struct mr_rec *mr0;		/* nmr == 1 */
 	struct mr_rec **mrs;		/* nmr > 1 */
+	struct mr_rec *rmr;		/* the MR of ours its rkey names */
 };
 
 struct ring {
@@ -79,6 +83,8 @@ struct wq_rec {
 	const struct ibv_context *ctx;
 	uint32_t qpn;
 	bool is_srq, sig_all;
+	bool dest_done;			/* dest_qpn learnt (RC/UC in RTR+) */
+	uint32_t dest_qpn;		/* UINT32_MAX: none */
 	uint8_t reported;		/* B_* reported on it */
 	const void *pd;
 	struct cq_rec *scq, *rcq;
@@ -109,6 +115,7 @@ static pthread_mutex_t wr_lock = PTHREAD_MUTEX_INITIALIZER;
 static RC_TLS int wr_held;
 static uintptr_t va_lo = UINTPTR_MAX, va_hi;	/* bounds of MRs' memory */
 static struct mr_rec *mr_tab[NB];
+static struct mr_rec *mr_rtab[NB];	/* MRs with remote access, by rkey */
 static struct cq_rec *cq_tab[NB];
 static struct wq_rec *wq_by_h[NB], *wq_by_n[NB];
 static struct wq_rec *last_wq;		/* the last poll's QP */
@@ -176,6 +183,17 @@ static struct mr_rec *mr_find(const struct ibv_context *ctx, uint32_t lkey)
 	return NULL;
 }
 
+static struct mr_rec *mr_find_r(const struct ibv_context *ctx,
+				 uint32_t rkey)
+{
+	struct mr_rec *m;
+
+	for (m = mr_rtab[hkey(ctx, rkey)]; m; m = m->next_r)
+		if (m->rkey == rkey && m->ctx == ctx)
+			return m;
+	return NULL;
+}
+
 static void mr_unhash(struct mr_rec *m)
 {
 	struct mr_rec **pp = &mr_tab[hkey(m->ctx, m->lkey)];
@@ -185,6 +203,13 @@ static void mr_unhash(struct mr_rec *m)
 			*pp = m->next;
 			break;
 		}
+	for (pp = &mr_rtab[hkey(m->ctx, m->rkey)]; m->rhashed && *pp;
+	     pp = &(*pp)->next_r)
+		if (*pp == m) {
+			*pp = m->next_r;
+			break;
+		}
+	m->rhashed = false;
 	m->dead = true;
 	__atomic_sub_fetch(&live_mrs, 1, __ATOMIC_RELAXED);
 }
@@ -193,6 +218,12 @@ static void mr_put(struct mr_rec *m)
 {
 	if (--m->inflight == 0 && m->dead)
 		free(m);
+}
+
+static void mr_rput(struct mr_rec *m)
+{
+	m->rinflight--;
+	mr_put(m);
 }
 
 static struct cq_rec *cq_get(const struct ibv_cq *cq)
@@ -253,6 +284,8 @@ static void ent_release(struct ent *e, struct cq_rec *cq)
 			mr_put(e->mrs[i]);
 		free(e->mrs);
 	}
+	if (RC_UNLIKELY(e->rmr != NULL))
+		mr_rput(e->rmr);
 	if ((e->flags & E_CNT) && cq)
 		cq->outstanding--;
 }
@@ -364,8 +397,12 @@ static NOINLINE struct wq_rec *qp_learn(struct ibv_qp *qp)
 	if (!query_qp_fn)
 		*(void **)&query_qp_fn = dlsym(RTLD_DEFAULT, "ibv_query_qp");
 	memset(&ia, 0, sizeof(ia));
-	if (!query_qp_fn || query_qp_fn(qp, &a, IBV_QP_STATE, &ia))
+	memset(&a, 0, sizeof(a));
+	if (!query_qp_fn || query_qp_fn(qp, &a, IBV_QP_STATE |
+					IBV_QP_DEST_QPN, &ia)) {
 		ia.sq_sig_all = 0;
+		a.qp_state = IBV_QPS_RESET;
+	}
 	pd = pd_eff(qp->pd);
 	if (qp->srq)
 		spd = pd_eff(qp->srq->pd);
@@ -379,12 +416,39 @@ static NOINLINE struct wq_rec *qp_learn(struct ibv_qp *qp)
 	w->ctx = qp->context;
 	w->qpn = qp->qp_num;
 	w->sig_all = ia.sq_sig_all;
+	w->dest_qpn = UINT32_MAX;
+	if (qp->qp_type != IBV_QPT_RC && qp->qp_type != IBV_QPT_UC) {
+		w->dest_done = true;
+	} else if (a.qp_state >= IBV_QPS_RTR && a.qp_state != IBV_QPS_ERR) {
+		w->dest_done = true;
+		w->dest_qpn = a.dest_qp_num;
+	}
 	w->pd = pd;
 	w->scq = cq_get(qp->send_cq);
 	w->rcq = cq_get(qp->recv_cq);
 	if (qp->srq && (w->srq = srq_get(qp->srq, spd)))
 		w->srq->refs++;
 	wq_insert(w);
+	return w;
+}
+
+/* The peer QP number of an RC or UC QP first seen posting in RTR or
+ * later (called and returning with wr_lock held, dropped meanwhile). */
+static NOINLINE struct wq_rec *dest_learn(struct ibv_qp *qp)
+{
+	struct ibv_qp_init_attr ia;
+	struct ibv_qp_attr a;
+	struct wq_rec *w;
+	bool ok;
+
+	wr_drop();
+	ok = query_qp_fn && !query_qp_fn(qp, &a, IBV_QP_DEST_QPN, &ia);
+	wr_take();
+	w = wq_find(qp);
+	if (w) {
+		w->dest_done = true;
+		w->dest_qpn = ok ? a.dest_qp_num : UINT32_MAX;
+	}
 	return w;
 }
 
@@ -601,6 +665,41 @@ static void unpost(const void *h, bool send, const void *wr, const void *bad,
 	unpost_n(h, send, k);
 }
 
+/*
+ * An RDMA or atomic WR r on w whose rkey names an MR of ours: the one of
+ * that rkey on the PD of w's peer, when the peer is a QP of ours on the
+ * same context (an rkey means nothing outside the peer's device and
+ * PD).  The MR is then in use by the entry until it is retired.
+ */
+static NOINLINE void rkey_use(struct wq_rec *w, const struct ibv_send_wr *r,
+			      struct ent *e)
+{
+	struct wq_rec *t;
+	struct mr_rec *m;
+	uint32_t rkey;
+
+	switch (r->opcode) {
+	case IBV_WR_RDMA_WRITE:
+	case IBV_WR_RDMA_WRITE_WITH_IMM:
+	case IBV_WR_RDMA_READ:
+		rkey = r->wr.rdma.rkey;
+		break;
+	case IBV_WR_ATOMIC_CMP_AND_SWP:
+	case IBV_WR_ATOMIC_FETCH_AND_ADD:
+		rkey = r->wr.atomic.rkey;
+		break;
+	default:
+		return;
+	}
+	if (w->dest_qpn == UINT32_MAX ||
+	    !(t = wq_find_num(w->ctx, w->dest_qpn)) ||
+	    !(m = mr_find_r(w->ctx, rkey)) || m->pd != t->pd)
+		return;
+	e->rmr = m;
+	m->inflight++;
+	m->rinflight++;
+}
+
 /* The send WRs wr posted on w (wr_lock held): checked and appended;
  * returns how many were appended. */
 static inline __attribute__((always_inline)) uint32_t
@@ -643,6 +742,8 @@ post_sends(struct wq_rec *w, struct ibv_qp *qp, struct ibv_send_wr *wr,
 				sge_check(w, &r->sg_list[i], i, r->wr_id,
 					  need, e, ps);
 		}
+		if (RC_UNLIKELY(r->opcode != IBV_WR_SEND) && w->dest_done)
+			rkey_use(w, r, e);
 		if (e->flags & E_SIG)
 			count_cq(w, w->scq, e, qp->send_cq, ps);
 	}
@@ -663,6 +764,8 @@ static int t_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	w = wq_find(qp);
 	if (RC_UNLIKELY(!w))
 		w = qp_learn(qp);
+	if (RC_UNLIKELY(w && !w->dest_done) && qp->state >= IBV_QPS_RTR)
+		w = dest_learn(qp);
 	if (w)
 		post_sends(w, qp, wr, &ps);
 	wr_drop();
@@ -817,8 +920,14 @@ static const struct ibv_qp_ex *x_add(struct ibv_qp_ex *qx,
 		b->wr.wr_id = qx->wr_id;
 		b->wr.send_flags = qx->wr_flags;
 		b->wr.opcode = op;
-		b->wr.wr.rdma.rkey = rkey;
-		b->wr.wr.rdma.remote_addr = raddr;
+		if (op == IBV_WR_ATOMIC_CMP_AND_SWP ||
+		    op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
+			b->wr.wr.atomic.rkey = rkey;
+			b->wr.wr.atomic.remote_addr = raddr;
+		} else {
+			b->wr.wr.rdma.rkey = rkey;
+			b->wr.wr.rdma.remote_addr = raddr;
+		}
 	}
 	wr_drop();
 	return o;
@@ -964,6 +1073,11 @@ static int t_wr_complete(struct ibv_qp_ex *qx)
 	wr_take();
 	x = xq_of(qx, &o);
 	fn = o->wr_complete;
+	if (x && x->n && !wq_find(qp)->dest_done &&
+	    qp->state >= IBV_QPS_RTR) {
+		dest_learn(qp);
+		x = xq_of(qx, &o);
+	}
 	if (x && x->n) {
 		for (i = 0; i < x->n; i++)
 			x->b[i].wr.next = i + 1 < x->n ? &x->b[i + 1].wr :
@@ -991,7 +1105,7 @@ static int t_wr_complete(struct ibv_qp_ex *qx)
 	X(wr_start, , , , , ) X(wr_abort, , , , , ) \
 	X(wr_complete, , , , , )
 
-void rc_wr_qpx_(struct ibv_qp *qp)
+void rc_wr_qp_made_(struct ibv_qp *qp, bool send_ops)
 {
 	struct ibv_qp_ex *qx;
 	struct wq_rec *w;
@@ -999,13 +1113,23 @@ void rc_wr_qpx_(struct ibv_qp *qp)
 
 	if (!qp)
 		return;
+	if (!send_ops) {
+		/* Known from the start: it may be the peer RDMA WRs name. */
+		wr_take();
+		if (!wq_find(qp))
+			qp_learn(qp);
+		wr_drop();
+		return;
+	}
 	if (!qp_to_qp_ex_fn)
 		*(void **)&qp_to_qp_ex_fn = dlsym(RTLD_DEFAULT,
 						  "ibv_qp_to_qp_ex");
 	if (!qp_to_qp_ex_fn || !(qx = qp_to_qp_ex_fn(qp)) || !qx->wr_start ||
 	    !qx->wr_complete || qx->wr_complete == t_wr_complete ||
-	    !(x = calloc(1, sizeof(*x))))
+	    !(x = calloc(1, sizeof(*x)))) {
+		rc_wr_qp_made_(qp, false);
 		return;
+	}
 	x->o = *qx;
 	wr_take();
 	w = wq_find(qp);
@@ -1172,6 +1296,7 @@ void rc_wr_mr_made_(struct ibv_mr *mr, struct ibv_pd *pd, uint64_t iova,
 	m->ctx = mr->context;
 	m->pd = pd_eff(pd);
 	m->lkey = mr->lkey;
+	m->rkey = mr->rkey;
 	m->access = access;
 	m->start = any_range ? 0 : iova;
 	m->end = any_range ? UINT64_MAX : iova + mr->length;
@@ -1195,6 +1320,18 @@ void rc_wr_mr_made_(struct ibv_mr *mr, struct ibv_pd *pd, uint64_t iova,
 	b = hkey(m->ctx, m->lkey);
 	m->next = mr_tab[b];
 	mr_tab[b] = m;
+	if (access & (IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ |
+		      IBV_ACCESS_REMOTE_ATOMIC)) {
+		if ((old = mr_find_r(m->ctx, m->rkey))) {
+			mr_unhash(old);
+			if (!old->inflight)
+				free(old);
+		}
+		b = hkey(m->ctx, m->rkey);
+		m->next_r = mr_rtab[b];
+		mr_rtab[b] = m;
+		m->rhashed = true;
+	}
 	__atomic_add_fetch(&live_mrs, 1, __ATOMIC_RELAXED);
 	wr_drop();
 }
@@ -1211,22 +1348,35 @@ void rc_wr_mr_check_(struct rc_call *c, struct ibv_mr *mr, const char *why)
 	struct rc_finding f;
 	struct mr_rec *m;
 	struct rc_obj o;
-	unsigned n = 0;
+	unsigned n = 0, r = 0;
 
 	if (!mr || c->internal)
 		return;
 	wr_take();
-	if ((m = mr_of(mr)))
-		n = m->inflight;
+	if ((m = mr_of(mr))) {
+		n = m->inflight - m->rinflight;
+		r = m->rinflight;
+	}
 	wr_drop();
-	if (!n)
+	if (n)
+		rc_finding_init(&f, RC_R_MR_DEREG_WITH_WR_IN_FLIGHT, c,
+				"%s(%p) while %u posted WR%s not yet seen "
+				"completed use%s its lkey %#x: the NIC may "
+				"still read or write the memory, and those WRs "
+				"complete with IBV_WC_LOC_PROT_ERR", why,
+				(void *)mr, n, n == 1 ? "" : "s",
+				n == 1 ? "s" : "", mr->lkey);
+	else if (r)
+		rc_finding_init(&f, RC_R_MR_DEREG_WITH_WR_IN_FLIGHT, c,
+				"%s(%p) while %u RDMA or atomic WR%s posted "
+				"here and not yet seen completed target%s it "
+				"by its rkey %#x: the peer's NIC may still "
+				"read or write the memory, and those WRs "
+				"complete with IBV_WC_REM_ACCESS_ERR", why,
+				(void *)mr, r, r == 1 ? "" : "s",
+				r == 1 ? "s" : "", mr->rkey);
+	else
 		return;
-	rc_finding_init(&f, RC_R_MR_DEREG_WITH_WR_IN_FLIGHT, c,
-			"%s(%p) while %u posted WR%s not yet seen completed "
-			"use%s its lkey %#x: the NIC may still read or write "
-			"the memory, and those WRs complete with "
-			"IBV_WC_LOC_PROT_ERR", why, (void *)mr, n,
-			n == 1 ? "" : "s", n == 1 ? "s" : "", mr->lkey);
 	if (rc_v_live(mr, RC_K_MR, &o))
 		rc_finding_add(&f, &o, "the MR");
 	rc_report(&f);

@@ -281,6 +281,55 @@ static NOINLINE void mr_dereg_with_wr_in_flight_qpx(void)
 	close_all();
 }
 
+/*
+ * An RDMA WRITE from A into B's MR m2 (this process's, named by its
+ * rkey), not yet polled when m2 is deregistered (clean: polled first).
+ * A's completion is polled after, its status not printed: the peer's
+ * memory went while the WR was in flight.
+ */
+static NOINLINE void mr_dereg_with_wr_in_flight_rkey(void)
+{
+	struct ibv_send_wr wr, *badwr;
+	struct ibv_mr *m2;
+	struct ibv_sge sg;
+	struct ibv_wc wc;
+	int n;
+
+	open_all(16);
+	m2 = ibv_reg_mr(pd, buf + BUF, BUF, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE);
+	if (!m2)
+		scn_die("ibv_reg_mr");
+	connect_all();
+	sg = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 8,
+			       .lkey = mr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 3;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)buf + BUF;
+	wr.wr.rdma.rkey = m2->rkey;
+	if (ibv_post_send(qp[A], &wr, &badwr))
+		scn_die("ibv_post_send");
+	if (!bad) {
+		poll_one(A);
+	} else {
+		if (ibv_dereg_mr(m2))
+			scn_die("ibv_dereg_mr");
+		while ((n = ibv_poll_cq(cq[A], 1, &wc)) == 0)
+			;
+		if (n < 0)
+			scn_die("ibv_poll_cq");
+		printf("scenario: A: wr %llu polled\n",
+		       (unsigned long long)wc.wr_id);
+	}
+	if (!bad && ibv_dereg_mr(m2))
+		scn_die("ibv_dereg_mr");
+	close_all();
+}
+
 /* A receive whose lkey is of an MR on another PD. */
 static NOINLINE void wr_sge_outside_mr_pd(void)
 {
@@ -482,6 +531,8 @@ static const struct {
 } scenarios[] = {
 	{ "mr-dereg-with-wr-in-flight", mr_dereg_with_wr_in_flight },
 	{ "mr-dereg-with-wr-in-flight-qpx", mr_dereg_with_wr_in_flight_qpx },
+	{ "mr-dereg-with-wr-in-flight-rkey",
+	  mr_dereg_with_wr_in_flight_rkey },
 	{ "wr-sge-outside-mr", wr_sge_outside_mr },
 	{ "wr-sge-outside-mr-qpx", wr_sge_outside_mr_qpx },
 	{ "wr-sge-outside-mr-pd", wr_sge_outside_mr_pd },
