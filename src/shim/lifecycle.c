@@ -31,6 +31,7 @@
 #include "shim/threads.h"
 #include "shim/cm.h"
 #include "shim/cqcount.h"
+#include "shim/wr.h"
 
 void rc_pid_atfork_child(void);
 
@@ -250,6 +251,7 @@ static void alt_stack_hook(void)
 struct leak_group {
 	struct rc_finding f;
 	rc_stack_id stack;
+	unsigned unpolled;	/* QPs: completions never polled (track_wr) */
 };
 
 /*
@@ -408,6 +410,7 @@ static void leak_fn(const struct rc_obj *o, void *arg)
 	struct leak_ctx *x = arg;
 	struct leak_group *g;
 	enum rc_rule rule;
+	unsigned n;
 
 	if (o->destroyed || o->pid != rc_pid())
 		return;
@@ -429,7 +432,12 @@ static void leak_fn(const struct rc_obj *o, void *arg)
 	else if (o->kind == RC_K_ID && o->u.id.parent.h)
 		rc_finding_add(&g->f, o, "delivered by CONNECT_REQUEST on "
 			       "listener %p", (void *)o->u.id.parent.h);
-	else
+	else if (o->kind == RC_K_QP &&
+		 (n = rc_wr_unpolled((const struct ibv_qp *)o->handle))) {
+		g->unpolled += n;
+		rc_finding_add(&g->f, o, "%u completion%s never polled", n,
+			       n == 1 ? "" : "s");
+	} else
 		rc_finding_add(&g->f, o, NULL);
 }
 
@@ -490,6 +498,13 @@ static void leak_check(bool now)
 		struct rc_finding *f = &x.g[i].f;
 		const char *what = rc_kind_text(f->objs[0].kind);
 		const char *s = leak_summary(f->rule, now, sum, sizeof(sum));
+		char unp[64] = "";
+
+		if (x.g[i].unpolled)
+			snprintf(unp, sizeof(unp), "; %u completion%s of "
+				 "%s WRs never polled", x.g[i].unpolled,
+				 x.g[i].unpolled == 1 ? "" : "s",
+				 f->count == 1 ? "its" : "their");
 
 		if (f->rule == RC_R_LEAK_CQ_EVENTS)
 			snprintf(f->message, sizeof(f->message),
@@ -502,12 +517,12 @@ static void leak_check(bool now)
 				 (int)f->objs[0].handle, leaked, s);
 		else if (f->count == 1)
 			snprintf(f->message, sizeof(f->message),
-				 "%s %p %s: %s", what,
-				 (void *)f->objs[0].handle, leaked, s);
+				 "%s %p %s: %s%s", what,
+				 (void *)f->objs[0].handle, leaked, s, unp);
 		else
 			snprintf(f->message, sizeof(f->message),
-				 "%u objects %s (%s): %s", f->count,
-				 leaked, what, s);
+				 "%u objects %s (%s): %s%s", f->count,
+				 leaked, what, s, unp);
 		rc_report(f);
 	}
 	free(x.g);

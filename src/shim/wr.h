@@ -28,6 +28,7 @@ void rc_wr_mr_gone_(struct ibv_mr *mr);
 void rc_wr_qp_made_(struct ibv_qp *qp, bool send_ops);
 void rc_wr_qp_check_(struct rc_call *c, struct ibv_qp *qp);
 void rc_wr_qp_gone_(struct ibv_qp *qp);
+unsigned rc_wr_unpolled_(const struct ibv_qp *qp);
 void rc_wr_srq_gone_(struct ibv_srq *srq);
 void rc_wr_cq_gone_(struct ibv_cq *cq);
 void rc_wr_cq_lost_(struct ibv_cq *cq);
@@ -96,6 +97,13 @@ static inline void rc_wr_qp_check(struct rc_call *c, struct ibv_qp *qp)
 {
 	if (rc_wr_on())
 		rc_wr_qp_check_(c, qp);
+}
+
+/* The leak report: how many completions of qp's WRs were never polled
+ * (signaled sends, receives flushed in ERR); 0 with track_wr=0. */
+static inline unsigned rc_wr_unpolled(const struct ibv_qp *qp)
+{
+	return rc_wr_on() ? rc_wr_unpolled_(qp) : 0;
 }
 
 static inline void rc_wr_qp_gone(struct ibv_qp *qp)

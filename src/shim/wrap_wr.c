@@ -1433,28 +1433,36 @@ bool rc_wr_mr_covers(uintptr_t p, size_t len, const struct ibv_mr **mr)
 	return hit;
 }
 
+/* The completions of w's WRs never polled (wr_lock held): signaled
+ * sends, and receives when the QP is in ERR. */
+static void unpolled(const struct wq_rec *w, const struct ibv_qp *qp,
+		     uint32_t *sends, uint32_t *recvs)
+{
+	uint32_t i;
+
+	*sends = *recvs = 0;
+	/* a CQ that overran lost them: nothing is left to poll */
+	for (i = 0; i < ring_len(&w->sq) && !(w->scq && w->scq->lost); i++)
+		*sends += !!(ring_at(&w->sq, i)->flags & E_SIG);
+	/* A queue in ERR flushed its receives into the CQ; in other states
+	 * a receive may still be waiting for a message. */
+	if (qp->state == IBV_QPS_ERR && !(w->rcq && w->rcq->lost))
+		*recvs = ring_len(&w->rq);
+}
+
 void rc_wr_qp_check_(struct rc_call *c, struct ibv_qp *qp)
 {
 	struct rc_finding f;
 	struct wq_rec *w;
 	struct rc_obj o;
-	uint32_t i, sends = 0, recvs = 0;
-	bool err;
+	uint32_t sends = 0, recvs = 0;
 
 	if (!qp || c->internal)
 		return;
 	wr_take();
 	w = wq_find(qp);
-	/* A queue in ERR flushed its receives into the CQ; in other states
-	 * a receive may still be waiting for a message. */
-	err = qp->state == IBV_QPS_ERR;
 	if (w && !(w->reported & B_UNPOLLED)) {
-		/* a CQ that overran lost them: nothing is left to poll */
-		for (i = 0; i < ring_len(&w->sq) && !(w->scq && w->scq->lost);
-		     i++)
-			sends += !!(ring_at(&w->sq, i)->flags & E_SIG);
-		if (err && !(w->rcq && w->rcq->lost))
-			recvs = ring_len(&w->rq);
+		unpolled(w, qp, &sends, &recvs);
 		if (sends + recvs)
 			w->reported |= B_UNPOLLED;
 	}
@@ -1471,6 +1479,19 @@ void rc_wr_qp_check_(struct rc_call *c, struct ibv_qp *qp)
 	if (rc_v_live(qp, RC_K_QP, &o))
 		rc_finding_add(&f, &o, "the QP");
 	rc_report(&f);
+}
+
+unsigned rc_wr_unpolled_(const struct ibv_qp *qp)
+{
+	const struct wq_rec *w;
+	uint32_t sends = 0, recvs = 0;
+
+	wr_take();
+	w = wq_find(qp);
+	if (w && !w->is_srq)
+		unpolled(w, qp, &sends, &recvs);
+	wr_drop();
+	return sends + recvs;
 }
 
 void rc_wr_qp_gone_(struct ibv_qp *qp)

@@ -486,6 +486,26 @@ static NOINLINE void destroy_qp_with_unpolled_completions(void)
 	close_all();
 }
 
+/*
+ * A's QP never destroyed, its send's completion never polled: the exit
+ * leak report counts it on the QP (clean: polled, the QP still leaks).
+ * The rest is torn down but what A's QP holds (its CQ, the PD, the
+ * context) and the MR its send uses.
+ */
+static NOINLINE void leak_qp_unpolled(void)
+{
+	open_all(16);
+	connect_all();
+	if (post_recv(qp[B], 1, (uintptr_t)buf, 16, mr->lkey) ||
+	    post_send(qp[A], 2, (uintptr_t)buf + 16, 8, mr->lkey))
+		scn_die("ibv_post_recv/ibv_post_send");
+	poll_one(B);
+	if (!bad)
+		poll_one(A);
+	if (ibv_destroy_qp(qp[B]) || ibv_destroy_cq(cq[B]))
+		scn_die("ibv_destroy_qp/ibv_destroy_cq");
+}
+
 /* Memory freed while its MR lives (clean: deregistered first). */
 static NOINLINE void free_registered_memory(void)
 {
@@ -542,6 +562,7 @@ static const struct {
 	{ "post-in-wrong-qp-state-reset", post_in_wrong_qp_state_reset },
 	{ "destroy-qp-with-unpolled-completions",
 	  destroy_qp_with_unpolled_completions },
+	{ "leak-qp-unpolled", leak_qp_unpolled },
 	{ "free-registered-memory", free_registered_memory },
 	{ "free-registered-memory-munmap", free_registered_memory_munmap },
 };
