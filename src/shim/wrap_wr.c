@@ -26,6 +26,7 @@
 #include <string.h>
 #include <infiniband/verbs.h>
 
+#include "core/lock.h"
 #include "core/options.h"
 #include "shim/call.h"
 #include "shim/verbs.h"
@@ -109,7 +110,8 @@ struct xq {
 	unsigned n, cap;
 };
 
-static pthread_mutex_t wr_lock = PTHREAD_MUTEX_INITIALIZER;
+/* rc_lock, not a pthread mutex: ~40 Ir less on every post and poll. */
+static struct rc_lock wr_lock = RC_LOCK_INIT;
 /* This thread holds wr_lock: a free() it makes meanwhile (track_buffers)
  * must not look at the tables. */
 static RC_TLS int wr_held;
@@ -123,14 +125,14 @@ static unsigned live_mrs;		/* rc_wr_mr_covers' fast answer */
 
 static inline void wr_take(void)
 {
-	pthread_mutex_lock(&wr_lock);
+	rc_lock(&wr_lock);
 	wr_held++;
 }
 
 static inline void wr_drop(void)
 {
 	wr_held--;
-	pthread_mutex_unlock(&wr_lock);
+	rc_unlock(&wr_lock);
 }
 
 static inline unsigned hptr(const void *p)
@@ -504,20 +506,23 @@ static const char *const kind_word[] = {
 	[RC_K_CQ] = "the CQ",
 };
 
-/* Report what the post or poll found; c not begun yet. */
-static NOINLINE void report_pends(struct rc_call *c, enum rc_fn fn,
-				  uintptr_t ra, struct pends *ps)
+/* Report what the post found; frame is the wrapper's (the call's
+ * record is made only here: the fast path does without it). */
+static NOINLINE void report_pends(void *frame, enum rc_fn fn, uintptr_t ra,
+				  struct pends *ps)
 {
+	struct rc_call c __attribute__((cleanup(rc_call_end))) = {
+		.fwd = false, .frame = frame };
 	struct rc_finding f;
 	struct rc_obj o;
 	unsigned i, j;
 	int e = errno;
 
-	rc_call_begin(c, fn, ra);
-	if (c->skip || c->internal || c->mod == RC_MOD_VERBS)
+	rc_call_begin(&c, fn, ra);
+	if (c.skip || c.internal || c.mod == RC_MOD_VERBS)
 		goto out;
 	for (i = 0; i < ps->n; i++) {
-		rc_finding_init(&f, ps->p[i].rule, c, "%s", ps->p[i].msg);
+		rc_finding_init(&f, ps->p[i].rule, &c, "%s", ps->p[i].msg);
 		for (j = 0; j < 2; j++)
 			if (ps->p[i].h[j] &&
 			    rc_v_live(ps->p[i].h[j], ps->p[i].kind[j], &o))
@@ -530,6 +535,8 @@ out:
 }
 
 #define RA ((uintptr_t)__builtin_return_address(0))
+/* In a wrapper: what its post found, as its call. */
+#define REPORT(fn, ps) report_pends(__builtin_frame_address(0), fn, RA, ps)
 
 /* ---- posting ----------------------------------------------------------- */
 
@@ -757,7 +764,6 @@ static int t_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	struct pends ps;
 	struct wq_rec *w;
 	int ret;
-	RC_CALL(c);
 
 	ps.n = 0;
 	wr_take();
@@ -770,7 +776,7 @@ static int t_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 		post_sends(w, qp, wr, &ps);
 	wr_drop();
 	if (RC_UNLIKELY(ps.n))
-		report_pends(&c, RC_FN_ibv_post_send, RA, &ps);
+		REPORT(RC_FN_ibv_post_send, &ps);
 	ret = fn(qp, wr, bad);
 	if (RC_UNLIKELY(ret) && w)
 		unpost(qp, true, wr, bad ? *bad : NULL,
@@ -820,7 +826,6 @@ static int t_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 	struct pends ps;
 	struct wq_rec *w;
 	int ret;
-	RC_CALL(c);
 
 	ps.n = 0;
 	wr_take();
@@ -831,7 +836,7 @@ static int t_post_recv(struct ibv_qp *qp, struct ibv_recv_wr *wr,
 		post_recvs(w, wr, qp->state, qp->recv_cq, &ps);
 	wr_drop();
 	if (RC_UNLIKELY(ps.n))
-		report_pends(&c, RC_FN_ibv_post_recv, RA, &ps);
+		REPORT(RC_FN_ibv_post_recv, &ps);
 	ret = fn(qp, wr, bad);
 	if (RC_UNLIKELY(ret) && w)
 		unpost(qp, false, wr, bad ? *bad : NULL,
@@ -848,7 +853,6 @@ static int t_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 	struct wq_rec *w;
 	const void *pd;
 	int ret;
-	RC_CALL(c);
 
 	ps.n = 0;
 	wr_take();
@@ -865,7 +869,7 @@ static int t_post_srq_recv(struct ibv_srq *srq, struct ibv_recv_wr *wr,
 		post_recvs(w, wr, IBV_QPS_RTS, NULL, &ps);
 	wr_drop();
 	if (RC_UNLIKELY(ps.n))
-		report_pends(&c, RC_FN_ibv_post_srq_recv, RA, &ps);
+		REPORT(RC_FN_ibv_post_srq_recv, &ps);
 	ret = fn(srq, wr, bad);
 	if (RC_UNLIKELY(ret) && w)
 		unpost(srq, false, wr, bad ? *bad : NULL,
@@ -1067,7 +1071,6 @@ static int t_wr_complete(struct ibv_qp_ex *qx)
 	uint32_t k = 0;
 	unsigned i;
 	int ret;
-	RC_CALL(c);
 
 	ps.n = 0;
 	wr_take();
@@ -1088,7 +1091,7 @@ static int t_wr_complete(struct ibv_qp_ex *qx)
 		x->n = 0;
 	wr_drop();
 	if (RC_UNLIKELY(ps.n))
-		report_pends(&c, RC_FN_ibv_wr_complete, RA, &ps);
+		REPORT(RC_FN_ibv_wr_complete, &ps);
 	ret = fn(qx);
 	/* Nothing of a batch that fails is posted (rxe, the loopback). */
 	if (RC_UNLIKELY(ret) && k)

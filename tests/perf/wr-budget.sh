@@ -16,17 +16,21 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/rcwrbudget.XXXXXX")
 trap 'rm -rf "$tmp"' EXIT
 st=0
 
-# ops OPTIONS EXPECTED: whose post_send the program's context has.
+# ops OPTIONS EXPECTED: whose data-path operations the program's context
+# (post_send, post_recv, poll_cq) and a send_ops_flags QP (wr_send,
+# wr_complete) have: all EXPECTED.
 ops()
 {
 	_o=$(env RDMACHECK_LOOPBACK_NS="rcwrops-$$" \
 		LD_LIBRARY_PATH="${RDMACHECK_LOOPBACK_DIR:-}" \
 		LD_PRELOAD="${RDMACHECK_SHIM:-}" RDMACHECK_OPTIONS="$1" \
 		"$prog" ops 2>&1) || true
-	if [ "$_o" = "post_send: $2" ]; then
-		echo "PASS: $1: $_o"
+	_want=$(for _f in post_send post_recv poll_cq wr_send wr_complete; do
+		echo "$_f: $2"; done)
+	if [ "$_o" = "$_want" ]; then
+		echo "PASS: $1:" $_o
 	else
-		echo "FAIL: $1: '$_o', expected post_send: $2"
+		echo "FAIL: $1: '$_o', expected '$_want'"
 		st=1
 	fi
 }

@@ -5,8 +5,9 @@
  * naming this program): COST_N posts of one receive, COST_N posts of one
  * signaled send (one SGE each), COST_N polls of one completion, on an RC
  * QP in the error state, where each WR completes (flushed) at once.
- * "wr_cost ops" prints whether the context's post_send is the
- * provider's or the shim's.
+ * "wr_cost ops" prints, for the context's post_send, post_recv and
+ * poll_cq and a send_ops_flags QP's wr_send and wr_complete, whether each
+ * is the provider's or the shim's.
  */
 #define _GNU_SOURCE
 #include <dlfcn.h>
@@ -66,6 +67,49 @@ static NOINLINE void cost_setup(void)
 		;
 }
 
+/* Whose function f is: one line "NAME: the shim's" or "the provider's". */
+static void whose(const char *name, void *f)
+{
+	Dl_info di;
+
+	if (!f || !dladdr(f, &di) || !di.dli_fname)
+		die(name);
+	printf("%s: %s\n", name, strstr(di.dli_fname, "rdmacheck") ?
+	       "the shim's" : "the provider's");
+}
+
+/* The data-path operations of ctx, and the ibv_wr_* ones of a QP made
+ * with send_ops_flags. */
+static int ops(struct ibv_context *ctx, struct ibv_pd *pd)
+{
+	struct ibv_qp_init_attr_ex ax;
+	struct ibv_qp_ex *qx;
+	struct ibv_qp *q;
+
+	whose("post_send", (void *)ctx->ops.post_send);
+	whose("post_recv", (void *)ctx->ops.post_recv);
+	whose("poll_cq", (void *)ctx->ops.poll_cq);
+	cq = pd ? ibv_create_cq(ctx, 4, NULL, NULL, 0) : NULL;
+	if (!cq)
+		die("ibv_create_cq");
+	memset(&ax, 0, sizeof(ax));
+	ax.send_cq = ax.recv_cq = cq;
+	ax.qp_type = IBV_QPT_RC;
+	ax.cap.max_send_wr = ax.cap.max_recv_wr = 1;
+	ax.cap.max_send_sge = ax.cap.max_recv_sge = 1;
+	ax.comp_mask = IBV_QP_INIT_ATTR_PD | IBV_QP_INIT_ATTR_SEND_OPS_FLAGS;
+	ax.pd = pd;
+	ax.send_ops_flags = IBV_QP_EX_WITH_SEND;
+	q = ibv_create_qp_ex(ctx, &ax);
+	if (!q || !(qx = ibv_qp_to_qp_ex(q)))
+		die("ibv_create_qp_ex");
+	whose("wr_send", (void *)qx->wr_send);
+	whose("wr_complete", (void *)qx->wr_complete);
+	if (ibv_destroy_qp(q) || ibv_destroy_cq(cq) || ibv_dealloc_pd(pd))
+		die("teardown");
+	return ibv_close_device(ctx);
+}
+
 int main(int argc, char **argv)
 {
 	struct ibv_qp_attr init = { .qp_state = IBV_QPS_INIT, .port_num = 1 };
@@ -74,21 +118,15 @@ int main(int argc, char **argv)
 	struct ibv_device **list;
 	struct ibv_context *ctx;
 	struct ibv_pd *pd;
-	Dl_info di;
 	int n, r;
 
 	list = ibv_get_device_list(&n);
 	if (!list || n < 1 || !(ctx = ibv_open_device(list[0])))
 		die("ibv_open_device");
 	ibv_free_device_list(list);
-	if (argc > 1 && !strcmp(argv[1], "ops")) {
-		if (!dladdr((void *)ctx->ops.post_send, &di) || !di.dli_fname)
-			die("dladdr");
-		printf("post_send: %s\n", strstr(di.dli_fname, "rdmacheck") ?
-		       "the shim's" : "the provider's");
-		return ibv_close_device(ctx);
-	}
 	pd = ibv_alloc_pd(ctx);
+	if (argc > 1 && !strcmp(argv[1], "ops"))
+		return ops(ctx, pd);
 	mr = pd ? ibv_reg_mr(pd, buf, sizeof(buf), IBV_ACCESS_LOCAL_WRITE) :
 		NULL;
 	cq = mr ? ibv_create_cq(ctx, 4 * COST_N, NULL, NULL, 0) : NULL;
