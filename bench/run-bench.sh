@@ -17,6 +17,12 @@
 #   cmtime -c 201   the client's instructions per connection, plain and
 #                   under the shim (callgrind, minus a -c 1 run: what
 #                   the x1.05 row allows the shim per connection)
+#   ib_send_bw, ib_write_bw  perftest's defaults (65536-byte messages,
+#                   1000 of them), both sides under the shim with
+#                   track_wr=0 and with track_wr=1: the client's message
+#                   rate (issue 27: track_wr=1 loses at most 30 %)
+#   wr_cost         the data path's Ir with track_wr=1 (tests/perf/cost.sh
+#                   on tests/perf/wr_cost.c, as wr-budget.sh gates it)
 # Every capture has a full stack_depth=16 frames (tests/lib/pad.h, and
 # frame pointers for fast_unwind=1; the script checks both on a leaked
 # MR's JSON stack).  BENCH_OPTIONS: the
@@ -136,6 +142,46 @@ cmtime_ms()
 	echo "cmtime $1 ms $(( (_e - _s) / 1000000 ))" >>"$raw"
 }
 
+# pf_rate TOOL TRACK_WR: perftest's TOOL with its defaults (-x 0: the
+# loopback's GID) on the loopback, both sides under the shim with
+# track_wr=TRACK_WR; the client's message rate into $raw as ns per
+# message ("pf TOOL.twN ns NS": lower is better, as every row's best run
+# is the lowest).  perftest gives up on a noisy CPU clock (get_cpu_mhz):
+# up to 3 tries.
+pf_rate()
+{
+	_try=0
+	while [ "$_try" -lt 3 ]; do
+		_try=$((_try + 1))
+		seq=$((seq + 1))
+		_ns="rcbench-$$-$seq"
+		_port=$((20000 + ($$ + seq) % 20000))
+		_opt="$opts:track_wr=$2:exitcode=0:log_path=/dev/null"
+		env RDMACHECK_LOOPBACK_NS="$_ns" LD_LIBRARY_PATH="$lo" \
+			LD_PRELOAD="$shim" RDMACHECK_OPTIONS="$_opt" \
+			"$1" -x 0 -p "$_port" >"$work/pfs.out" 2>&1 &
+		_spid=$!
+		if ! lo_poll "$_spid" lo_tcp_listening "$_port"; then
+			kill "$_spid" 2>/dev/null || true
+			wait "$_spid" 2>/dev/null || true
+			continue
+		fi
+		_r=0
+		env RDMACHECK_LOOPBACK_NS="$_ns" LD_LIBRARY_PATH="$lo" \
+			LD_PRELOAD="$shim" RDMACHECK_OPTIONS="$_opt" \
+			timeout 120 "$1" -x 0 -p "$_port" 127.0.0.1 \
+			>"$work/pf.out" 2>&1 || _r=$?
+		wait "$_spid" 2>/dev/null || _r=1
+		[ "$_r" = 0 ] || continue
+		# " 65536 1000 PEAK AVERAGE MPPS"
+		awk -v k="$1.tw$2" '$1 == "65536" && NF >= 5 && $5 > 0 {
+			printf "pf %s ns %.1f\n", k, 1e3 / $5 }' \
+			"$work/pf.out" >>"$raw"
+		return 0
+	done
+	broken "$1 with track_wr=$2 failed 3 times"
+}
+
 # cmtime_ir SIDE N: callgrind's instruction count of the cmtime client
 # (-c N, its server plain), into $raw as "cmirN SIDE ir COUNT".
 cmtime_ir()
@@ -240,6 +286,11 @@ while [ "$i" -lt "$runs" ]; do
 	rec first shim
 	cmtime_ms plain
 	cmtime_ms shim
+	for pf in ib_send_bw ib_write_bw; do
+		command -v "$pf" >/dev/null 2>&1 || continue
+		pf_rate "$pf" 0
+		pf_rate "$pf" 1
+	done
 done
 echo "  callgrind (tests/perf/cost.sh, cmtime)"
 if command -v valgrind >/dev/null 2>&1; then
@@ -254,6 +305,17 @@ if sh "$top_srcdir/tests/perf/cost.sh" >"$work/cost" 2>"$work/err"; then
 else
 	cat "$work/err" >&2
 	broken "tests/perf/cost.sh"
+fi
+costwr=/dev/null
+if [ -x "$top_builddir/tests/perf/wr_cost" ] &&
+   COST_PROGRAM=$top_builddir/tests/perf/wr_cost \
+   COST_SOURCE=$top_srcdir/tests/perf/wr_cost.c \
+   sh "$top_srcdir/tests/perf/cost.sh" track_wr=1 >"$work/costwr" \
+	2>"$work/err"; then
+	costwr=$work/costwr
+elif [ -x "$top_builddir/tests/perf/wr_cost" ]; then
+	cat "$work/err" >&2
+	broken "tests/perf/cost.sh track_wr=1 (wr_cost)"
 fi
 costfast=/dev/null
 if [ "$fast" != - ] &&
@@ -293,6 +355,7 @@ fi
 	cat "$raw"
 	[ "$cost" = - ] || sed 's/^/cost /' "$cost"
 	[ "$costfast" = /dev/null ] || sed 's/^/costfast /' "$costfast"
+	[ "$costwr" = /dev/null ] || sed 's/^/costwr /' "$costwr"
 } >"$details"
 
 [ "$cost" = - ] && cost=/dev/null
@@ -306,6 +369,7 @@ function yes(c) { return c ? "yes" : "NO" }
 # tests/perf/cost.sh lines: CALL PLAIN SHIM ADDED PLAIN SHIM ADDED
 FILENAME == ARGV[2] { ir[$1] = $4; lk[$1] = $7; ncost++; next }
 FILENAME == ARGV[3] { fir[$1] = $4; nfast++; next }
+FILENAME == ARGV[4] { wir[$1] = $4; nwr++; next }
 # the best run of each side (the lowest), per key
 { k = $1 " " $2 " " $3
   if (!(k in b) || $4 + 0 < b[k]) b[k] = $4 + 0 }
@@ -426,6 +490,28 @@ END {
 	    sprintf("%.1f ms (a later one: %.2f ms)", f,
 		b["first shim second_report_ns"] / 1e6), "<= 2 ms",
 	    yes(f <= 2))
+	# issue 27: the data path with track_wr=1
+	if (nwr)
+		row("track_wr=1 Ir added per post / poll",
+		    sprintf("+%d send, +%d recv / +%d", wir["ibv_post_send"],
+			wir["ibv_post_recv"], wir["ibv_poll_cq"]),
+		    "<= 300 / <= 150",
+		    yes(wir["ibv_post_send"] <= 300 &&
+			wir["ibv_post_recv"] <= 300 &&
+			wir["ibv_poll_cq"] <= 150))
+	split("ib_send_bw ib_write_bw", pf, " ")
+	for (i = 1; i <= 2; i++) {
+		p0 = b["pf " pf[i] ".tw0 ns"]; p1 = b["pf " pf[i] ".tw1 ns"]
+		if (!p0 || !p1) {
+			row(pf[i] " msg rate, track_wr=1 / 0", "n/a",
+			    ">= x0.70 (<= 30 % loss)", "n/a")
+			continue
+		}
+		row(pf[i] " msg rate, track_wr=1 / 0",
+		    sprintf("x%.2f (%.0f / %.0f msg/s)", p0 / p1, 1e9 / p1,
+			1e9 / p0), ">= x0.70 (<= 30 % loss)",
+		    yes(p0 / p1 >= 0.70))
+	}
 	p = b["cmtime plain ms"]; c = p ? b["cmtime shim ms"] / p : 0
 	row("cmtime -c 1000 wall, shim/plain, both sides",
 	    sprintf("x%.2f (%d / %d ms)", c, b["cmtime shim ms"], p),
@@ -447,7 +533,7 @@ END {
 	printf "stacks: %s frames per capture (stack_depth=16).\n", frames
 	if (cmbd != "")
 		print cmbd "."
-}' "$raw" "$cost" "$costfast"
+}' "$raw" "$cost" "$costfast" "$costwr"
 echo "details: $details"
 if [ "$failed" != 0 ]; then
 	echo "make bench: FAIL: $failed measurements could not be made (above)"
