@@ -7,6 +7,7 @@
 # per-run timeout, and prints each pair's time.
 . "${top_srcdir:-.}/tests/programs/lib.sh"
 . "${top_srcdir:-.}/tests/programs/defaults-line.sh"
+. "${top_srcdir:-.}/tests/programs/pf.sh"
 
 : "${DM_GROUP:?defaults.sh is run through a defaults-GROUP.sh wrapper}"
 # the default loopback build only: the matrix is about the programs

@@ -7,7 +7,7 @@
 # latency, busy-polling and with completion events (-e; perftest has no
 # event mode for WRITE tests).  -x 0: a RoCE port's QPs want a GRH.
 . "${top_srcdir:-.}/tests/programs/lib.sh"
-. "${top_srcdir:-.}/tests/programs/pf-verbs.sh"
+. "${top_srcdir:-.}/tests/programs/pf.sh"
 lo_need ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat \
 	ib_write_lat ib_read_lat
 
@@ -25,9 +25,7 @@ LO_TCP_PORT=$(( 20000 + $$ % 20000 ))
 # (perftest master 00b55b6).
 LO_EXPECT_SERVER='leak-device-list -'
 LO_EXPECT_CLIENT=$LO_EXPECT_SERVER
-# perftest gives up when its CPU clock samples are too noisy (get_cpu_mhz
-# in get_clock.c): a loaded machine, not the backend or the shim.
-LO_RETRY_ON='Correlation coefficient r\^2'
+LO_RETRY_ON=$PF_CLOCK_NOISE
 
 for t in "ib_send_bw" "ib_send_bw -e" "ib_write_bw" "ib_read_bw -e" \
 	 "ib_atomic_bw" "ib_send_lat -e" "ib_write_lat" "ib_read_lat"; do

@@ -16,6 +16,7 @@
 # send_bw, memset for write_lat) before it connects: tens of milliseconds
 # at these sizes, a few microseconds at the defaults.
 . "${top_srcdir:-.}/tests/programs/lib.sh"
+. "${top_srcdir:-.}/tests/programs/pf.sh"
 lo_need ib_send_bw ib_write_lat
 
 # The data-exchange listener: perftest's default port.
@@ -43,12 +44,7 @@ leak-device-list -'
 LO_EXPECT_CLIENT="$LO_EXPECT_SERVER
 leak-cq -"
 
-# perftest measures the CPU clock before it reports, and gives up when the
-# samples are too noisy ("Correlation coefficient r^2: ... < 0.9", "Can't
-# produce a report"; get_cpu_mhz in get_clock.c): on a loaded 2-core CI
-# machine that happens about once in a hundred runs.  Such a run says
-# nothing about the backend or the shim.
-LO_RETRY_ON='Correlation coefficient r\^2'
+LO_RETRY_ON=$PF_CLOCK_NOISE
 
 bw='[0-9]+\.[0-9]+'
 LO_SERVER="ib_send_bw -R -s 1048576 -n 200"

@@ -9,7 +9,7 @@
 # pingpong.sh, rstream.sh say why each is the program's own).  The runs
 # without the shim are those scripts'; only the shim runs here.
 . "${top_srcdir:-.}/tests/programs/lib.sh"
-. "${top_srcdir:-.}/tests/programs/pf-verbs.sh"
+. "${top_srcdir:-.}/tests/programs/pf.sh"
 lo_need ib_send_bw ib_write_bw ib_read_bw ib_atomic_bw ib_send_lat \
 	ib_write_lat ibv_rc_pingpong ibv_ud_pingpong ibv_srq_pingpong \
 	ibv_xsrq_pingpong rstream
@@ -22,7 +22,7 @@ RDMACHECK_LOOPBACK_DIRS="plt=$RDMACHECK_LOOPBACK_DIR"
 LO_SHIM_ONLY=1
 LO_SHIM_OPTIONS="track_wr=1:track_buffers=1"
 LO_TCP_PORT=$(( 20000 + $$ % 20000 ))
-LO_RETRY_ON='Correlation coefficient r\^2'
+LO_RETRY_ON=$PF_CLOCK_NOISE
 
 # track_on SIDE: the options took, in each of SIDE's reports of the
 # last run (a misspelt or refused option would leave the checks off and
@@ -42,7 +42,7 @@ track_on()
 			       lo_fail=1; }
 }
 
-# perftest without rdma_cm, -n 200 (pf-verbs.sh, as perftest-verbs.sh)
+# perftest without rdma_cm, -n 200 (pf.sh, as perftest-verbs.sh)
 LO_EXPECT_SERVER='leak-device-list -'
 for t in "ib_send_bw" "ib_send_bw -e" "ib_write_bw" "ib_read_bw -e" \
 	 "ib_atomic_bw" "ib_send_lat -e" "ib_write_lat"; do
