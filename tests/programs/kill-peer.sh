@@ -257,9 +257,9 @@ kp_run()
 # KILL_PEER_RUNS times, at a random point within SPAN_MS of its start.
 kp_prog()
 {
-	_r=0
-	while [ "$_r" -lt "$kp_runs" ]; do
-		_r=$((_r + 1))
+	kp_r=0
+	while [ "$kp_r" -lt "$kp_runs" ]; do
+		kp_r=$((kp_r + 1))
 		for _v in server client; do
 			kp_i=$((${kp_i:-0} + 1))
 			_ms=$(kp_rand "$kp_i" "$2")
