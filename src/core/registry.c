@@ -1234,8 +1234,9 @@ static void copy_tab(struct shard *s, const struct tab *t,
 {
 	unsigned j;
 
+	/* Every caller's fn skips destroyed records: copy the live only. */
 	for (j = 0; j < t->cap; j++)
-		if (t->slots[j].key && !is_grave(t->slots[j].key)) {
+		if (t->slots[j].key && !t->slots[j].rec->destroyed) {
 			copy_out(&copy[*n], t->slots[j].rec);
 			tally_fill(&copy[*n]);
 			(*n)++;
@@ -1251,15 +1252,15 @@ void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg)
 		struct shard *s = &shards[i];
 
 		rc_lock(&s->lock);
-		if (s->count > cap) {
-			struct rc_obj *c = realloc(copy, s->count *
+		if (s->live > cap) {
+			struct rc_obj *c = realloc(copy, s->live *
 						   sizeof(*copy));
 			if (!c) {
 				rc_unlock(&s->lock);
 				continue;
 			}
 			copy = c;
-			cap = s->count;
+			cap = s->live;
 		}
 		n = 0;
 		copy_tab(s, &s->t, copy, &n);

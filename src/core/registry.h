@@ -304,8 +304,9 @@ enum rc_take rc_reg_take_fn(uintptr_t h, unsigned kind, unsigned keep_flags,
 			    struct rc_obj *out);
 
 /*
- * Call fn on a copy of every record (live and quarantined), shard by
- * shard; fn runs without any registry lock held.
+ * Call fn on a copy of every live record, shard by shard (the
+ * quarantined are left out: rc_reg_get finds them); fn runs without any
+ * registry lock held.
  */
 void rc_reg_foreach(void (*fn)(const struct rc_obj *o, void *arg), void *arg);
 
