@@ -55,13 +55,52 @@ static void track_child(struct rc_call *c, struct rdma_cm_event *ev,
 		rc_settle_id(c, ev->id);
 }
 
-/* A waiter cancelled inside the blocking call no longer waits. */
-static void waiter_cancelled(void *arg)
-{
-	const struct rc_obj *ch = arg;
+/*
+ * A waiter cancelled inside the blocking call no longer waits.  It never
+ * comes back to fetched(), and a cleanup handler would cost every call a
+ * setjmp: the channel it waits on is in thread-local storage, and the
+ * thread's key destructor takes it out of the waiters (before
+ * pthread_join returns, as cqcount.c does for completion channels).
+ */
+static RC_TLS struct {
+	uintptr_t h;		/* 0: not waiting */
+	uint32_t gen;
+	struct rc_tally_cell *cell;
+} waiting_on;
+static RC_TLS bool wait_keyed;
+static pthread_key_t wait_key;
+static pthread_once_t wait_once = PTHREAD_ONCE_INIT;
 
-	if (ch->handle)
-		rc_tally_add_obj(ch, RC_T_CH_WAITERS, -1, NULL);
+static void waiter_exit(void *arg)
+{
+	struct rc_obj ch;
+
+	(void)arg;
+	if (!waiting_on.h)
+		return;
+	memset(&ch, 0, sizeof(ch));
+	ch.handle = waiting_on.h;
+	ch.gen = waiting_on.gen;
+	ch.kind = RC_K_CHANNEL;
+	ch.u.ch.cell = waiting_on.cell;
+	waiting_on.h = 0;
+	rc_tally_add_obj(&ch, RC_T_CH_WAITERS, -1, NULL);
+}
+
+static void wait_make_key(void)
+{
+	if (pthread_key_create(&wait_key, waiter_exit))
+		wait_key = (pthread_key_t)-1;
+}
+
+/* Once per thread.  Without a key (none left) a cancelled waiter stays
+ * counted, as it would without the shim seeing the cancel. */
+static __attribute__((noinline)) void wait_key_thread(void)
+{
+	pthread_once(&wait_once, wait_make_key);
+	if (wait_key != (pthread_key_t)-1 &&
+	    !pthread_setspecific(wait_key, (void *)1))
+		wait_keyed = true;
 }
 
 /*
@@ -183,17 +222,26 @@ static int fetched(struct rc_call *c, const struct rc_obj *ch, int ret,
 }
 
 
-/* The forward, a cancellation point: out of line, so that its setjmp
- * clobbers none of the wrapper's variables. */
-static __attribute__((noinline)) int
-get_blocking(struct rc_call *c, struct rdma_event_channel *channel,
-	     struct rdma_cm_event **event, struct rc_obj *ch)
+/* The forward, a cancellation point: the channel waited on is this
+ * thread's (see waiter_exit), the previous one's again after (nested: a
+ * handler's call). */
+static inline int get_blocking(struct rc_call *c,
+			       struct rdma_event_channel *channel,
+			       struct rdma_cm_event **event,
+			       const struct rc_obj *ch)
 {
+	__typeof__(waiting_on) prev = waiting_on;
 	int ret;
 
-	pthread_cleanup_push(waiter_cancelled, ch);
+	if (ch->handle) {
+		if (RC_UNLIKELY(!wait_keyed))
+			wait_key_thread();
+		waiting_on.h = ch->handle;
+		waiting_on.gen = ch->gen;
+		waiting_on.cell = ch->u.ch.cell;
+	}
 	ret = RC_FWD(c, RC_REAL(rdma_get_cm_event)(channel, event));
-	pthread_cleanup_pop(0);
+	waiting_on = prev;
 	return ret;
 }
 
