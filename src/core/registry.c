@@ -1336,8 +1336,18 @@ bool rc_tally_add_obj(const struct rc_obj *o, enum rc_tally t, int delta,
 			    now);
 }
 
+bool rc_tally_add_cell(struct rc_ref ref, struct rc_tally_cell *cell,
+		       enum rc_tally t, int delta, int *now)
+{
+	/* A cell is only ever h's: its generation check is the rest. */
+	if (cell && ref.h && ref.gen)
+		return cell_add(cell, ref.gen, t, delta, now);
+	return rc_tally_add(ref, t, delta, now);
+}
+
 bool rc_tally_find_add(uintptr_t h, unsigned kind, enum rc_tally t,
-		       int delta, struct rc_ref *ref)
+		       int delta, struct rc_ref *ref,
+		       struct rc_tally_cell **cell)
 {
 	uint64_t m = mix(h), st;
 	struct shard *s = shard_of(m);
@@ -1359,6 +1369,8 @@ bool rc_tally_find_add(uintptr_t h, unsigned kind, enum rc_tally t,
 			return false;
 		if (cell_add(c, (uint32_t)(st >> 32), t, delta, NULL)) {
 			*ref = (struct rc_ref){ h, (uint32_t)(st >> 32) };
+			if (cell)
+				*cell = c;
 			return true;
 		}
 	}
@@ -1367,6 +1379,8 @@ locked:
 			    (char *)&o), delta, &o))
 		return false;
 	*ref = (struct rc_ref){ h, o.gen };
+	if (cell)
+		*cell = *cell_of(&o);
 	return true;
 }
 

@@ -108,6 +108,9 @@ struct rc_obj {
 			uint32_t ack_seq;	/* its ack's number (ledger.c),
 						 * 0 before */
 			uintptr_t pdata;	/* the private data it left */
+			/* The id's and channel's cells when known: the ack
+			 * settles through them (rc_tally_add_cell). */
+			struct rc_tally_cell *id_cell, *ch_cell;
 		} ev;
 		struct {
 			struct rc_tally_cell *cell; /* registry.c's */
@@ -255,12 +258,21 @@ bool rc_tally_add_obj(const struct rc_obj *o, enum rc_tally t, int delta,
 		      int *now);
 
 /*
+ * The same for the record ref names, through cell when not NULL (a cell
+ * the record had when a copy of it was taken: the generation check is
+ * the rest).
+ */
+bool rc_tally_add_cell(struct rc_ref ref, struct rc_tally_cell *cell,
+		       enum rc_tally t, int delta, int *now);
+
+/*
  * The live record of this kind at h: add delta to its counter t and give
- * its reference, without a lock when its cell is known.  False when there
- * is no such record.
+ * its reference, and in *cell (if not NULL) its cell or NULL, without a
+ * lock when its cell is known.  False when there is no such record.
  */
 bool rc_tally_find_add(uintptr_t h, unsigned kind, enum rc_tally t,
-		       int delta, struct rc_ref *ref);
+		       int delta, struct rc_ref *ref,
+		       struct rc_tally_cell **cell);
 
 /*
  * rc_reg_get_add for a counter, without a lock when the record's cell is

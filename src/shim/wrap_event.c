@@ -139,14 +139,18 @@ static bool failed_on_channel(int err)
 	return err != EINTR && err != EAGAIN && err != EWOULDBLOCK;
 }
 
-/* The counts an event charges: atomics in the records' cells, no lock. */
+/* The counts an event charges: atomics in the records' cells (those
+ * the fetch found: no lookup), no lock. */
 void rc_event_settle(const struct rc_obj *e, int delta)
 {
 	if (e->flags & RC_F_LIB) {
-		rc_tally_add(e->u.ev.id, RC_T_ID_LIB_HELD, delta, NULL);
+		rc_tally_add_cell(e->u.ev.id, e->u.ev.id_cell,
+				  RC_T_ID_LIB_HELD, delta, NULL);
 	} else {
-		rc_tally_add(e->u.ev.id, RC_T_ID_UNACKED, delta, NULL);
-		rc_tally_add(e->u.ev.channel, RC_T_CH_UNACKED, delta, NULL);
+		rc_tally_add_cell(e->u.ev.id, e->u.ev.id_cell,
+				  RC_T_ID_UNACKED, delta, NULL);
+		rc_tally_add_cell(e->u.ev.channel, e->u.ev.ch_cell,
+				  RC_T_CH_UNACKED, delta, NULL);
 		if (e->u.ev.mc.h)	/* a multicast event's group */
 			rc_tally_add(e->u.ev.mc, RC_T_MC_UNACKED, delta,
 				     NULL);
@@ -158,6 +162,7 @@ static int fetched(struct rc_call *c, const struct rc_obj *ch, int ret,
 		   struct rdma_cm_event **event)
 {
 	struct rc_ref idref = { 0, 0 };
+	struct rc_tally_cell *idcell = NULL;
 	struct rdma_cm_event *ev;
 	struct rdma_cm_id *charged;
 	struct rc_obj id, e;
@@ -187,22 +192,27 @@ static int fetched(struct rc_call *c, const struct rc_obj *ch, int ret,
 		    RC_REG_GET_ADD((uintptr_t)charged, RC_K_ID, u.id.lib_held,
 				   1, &id) :
 		    RC_REG_GET_ADD((uintptr_t)charged, RC_K_ID, u.id.unacked,
-				   1, &id))
+				   1, &id)) {
 			idref = rc_ref_of(&id);
+			idcell = id.u.id.cell;
+		}
 		if (ev->id)
 			track_child(c, ev, idref.h ? &id : NULL);
 	} else {
 		rc_tally_find_add((uintptr_t)charged, RC_K_ID,
 				  c->internal ? RC_T_ID_LIB_HELD :
-				  RC_T_ID_UNACKED, 1, &idref);
+				  RC_T_ID_UNACKED, 1, &idref, &idcell);
 	}
 	if (ch->handle && !c->internal && !gone)
 		rc_tally_add_obj(ch, RC_T_CH_UNACKED, 1, NULL);
 
 	rc_obj_init(c, RC_K_EVENT, ev, c->internal ? RC_F_LIB : 0, &e);
 	e.u.ev.id = idref;
-	if (ch->handle)
+	e.u.ev.id_cell = idcell;
+	if (ch->handle) {
 		e.u.ev.channel = rc_ref_of(ch);
+		e.u.ev.ch_cell = ch->u.ch.cell;
+	}
 	e.u.ev.ev_id = (uintptr_t)ev->id;
 	e.u.ev.type = ev->event;
 	e.u.ev.holder = c->tid;

@@ -410,6 +410,39 @@ START_TEST(threads)
 }
 END_TEST
 
+/* An event's charge settled through the cell its fetch found (the ack's
+ * path): the same count as a lookup's, and nothing once the id is gone. */
+START_TEST(tally_through_a_kept_cell)
+{
+	struct rc_tally_cell *cell = NULL;
+	struct rc_obj id, got;
+	struct rc_ref ref;
+	int now = -1;
+
+	id = mk(handle(41, 0), RC_K_ID);
+	rc_reg_insert(&id);
+	ck_assert(rc_tally_find_add(id.handle, RC_K_ID, RC_T_ID_UNACKED, 2,
+				    &ref, &cell));
+	ck_assert_ptr_nonnull(cell);
+	ck_assert(rc_tally_add_cell(ref, cell, RC_T_ID_UNACKED, -1, &now));
+	ck_assert_int_eq(now, 1);
+	ck_assert(rc_reg_get(id.handle, &got));
+	ck_assert_int_eq(got.u.id.unacked, 1);
+	/* Without a cell: the lookup, the same count. */
+	ck_assert(rc_tally_add_cell(ref, NULL, RC_T_ID_UNACKED, -1, &now));
+	ck_assert_int_eq(now, 0);
+	/* Destroyed, then a new life at the address: the kept cell is the
+	 * address's, its generation check refuses the old reference. */
+	ck_assert(rc_reg_destroy(id.handle, id.gen, 1, 1));
+	ck_assert(!rc_tally_add_cell(ref, cell, RC_T_ID_UNACKED, 1, NULL));
+	id = mk(handle(41, 0), RC_K_ID);
+	rc_reg_insert(&id);
+	ck_assert(!rc_tally_add_cell(ref, cell, RC_T_ID_UNACKED, 1, NULL));
+	ck_assert(rc_reg_get(id.handle, &got));
+	ck_assert_int_eq(got.u.id.unacked, 0);
+}
+END_TEST
+
 /* An id with three unacked events, two of them held by thread 100. */
 static void ledger_fixture(struct rc_obj *ch, struct rc_obj *id)
 {
@@ -558,9 +591,9 @@ START_TEST(tally_cells)
 				RC_T_CH_NIDS, 1, NULL));
 	/* Not an id: no id's counter found there. */
 	ck_assert(!rc_tally_find_add(ch.handle, RC_K_ID, RC_T_ID_UNACKED, 1,
-				     &ref));
+				     &ref, NULL));
 	ck_assert(rc_tally_find_add(ch.handle, RC_K_CHANNEL, RC_T_CH_UNACKED,
-				    1, &ref));
+				    1, &ref, NULL));
 	ck_assert_uint_eq(ref.gen, ch.gen);
 	/* Destroyed: the last values stay with the record, charges fail. */
 	ck_assert(rc_reg_take(ch.handle, RC_K_CHANNEL, 0, 1, 1, &got) ==
@@ -586,7 +619,7 @@ START_TEST(tally_cells)
 	ck_assert(!rc_tally_add((struct rc_ref){ ch.handle, ch.gen },
 				RC_T_CH_NIDS, 1, NULL));
 	ck_assert(!rc_tally_find_add(ch.handle, RC_K_CHANNEL, RC_T_CH_NIDS, 1,
-				     &ref));
+				     &ref, NULL));
 }
 END_TEST
 
@@ -684,7 +717,7 @@ START_TEST(verbs_counts_lazy_cells)
 	ck_assert(rc_tally_add(rc_ref_of(&pd), RC_T_VB_NUSERS, 2, &now));
 	ck_assert_int_eq(now, 2);
 	ck_assert(rc_tally_find_add(pd.handle, RC_K_PD, RC_T_VB_NUSERS, -1,
-				    &found));
+				    &found, NULL));
 	ck_assert_uint_eq(found.gen, pd.gen);
 	ck_assert(rc_reg_get(pd.handle, &got));
 	ck_assert_ptr_null(got.u.vb.cell);
@@ -698,10 +731,10 @@ START_TEST(verbs_counts_lazy_cells)
 	ck_assert_int_eq(now, 0);
 	/* Found by address, as an id's counters are. */
 	ck_assert(rc_tally_find_add(pd.handle, RC_K_PD, RC_T_VB_NUSERS, -1,
-				    &found));
+				    &found, NULL));
 	ck_assert_uint_eq(found.gen, pd.gen);
 	ck_assert(!rc_tally_find_add(pd.handle, RC_K_CQ, RC_T_VB_NUSERS, 1,
-				     &found));
+				     &found, NULL));
 	ck_assert(rc_reg_get(pd.handle, &got));
 	ck_assert_int_eq(got.u.vb.nusers, 0);
 }
@@ -963,6 +996,7 @@ int main(void)
 	tcase_add_test(tc, ledger_refuses_certain_hang);
 	tcase_add_test(tc, ledger_acked_index);
 	tcase_add_test(tc, tally_cells);
+	tcase_add_test(tc, tally_through_a_kept_cell);
 	tcase_add_test(tc, verbs_counts_lazy_cells);
 	tcase_add_test(tc, verbs_counts_threads);
 	tcase_add_test(tc, cq_counts_grow_and_reuse);
