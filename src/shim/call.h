@@ -278,6 +278,15 @@ bool rc_update_live(const void *h, enum rc_kind kind,
 /* Mark o destroyed by this call. */
 void rc_untrack(struct rc_call *c, const struct rc_obj *o);
 
+/*
+ * rc_track without a stack, for what librdmacm makes (and frees: its
+ * destroy has none either) inside a call of its own (the loopback's
+ * rdma_resolve_route resolves through rdma_getaddrinfo): never reported,
+ * and a walk of the library's stack costs more than the rest of the call.
+ */
+uint32_t rc_track_unstacked(struct rc_call *c, enum rc_kind kind,
+			    const void *h, unsigned flags);
+
 /* Read a field of a cm id we know is live. */
 #define RC_ID(o) ((struct rdma_cm_id *)(o)->handle)
 

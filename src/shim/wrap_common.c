@@ -595,8 +595,9 @@ void rc_inside_end(struct rc_call *c)
 			      &c->tid);
 }
 
-void rc_obj_init(struct rc_call *c, enum rc_kind kind, const void *h,
-		 unsigned flags, struct rc_obj *o)
+static inline void obj_init(struct rc_call *c, enum rc_kind kind,
+			    const void *h, unsigned flags, rc_stack_id st,
+			    struct rc_obj *o)
 {
 	/*
 	 * The header and the kind's part of the union: all a record of the
@@ -623,7 +624,13 @@ void rc_obj_init(struct rc_call *c, enum rc_kind kind, const void *h,
 	o->flags = flags;
 	o->pid = rc_pid();
 	o->created_tid = c->tid;
-	o->created_stack = rc_call_stack(c);
+	o->created_stack = st;
+}
+
+void rc_obj_init(struct rc_call *c, enum rc_kind kind, const void *h,
+		 unsigned flags, struct rc_obj *o)
+{
+	obj_init(c, kind, h, flags, rc_call_stack(c), o);
 }
 
 uint32_t rc_track(struct rc_call *c, enum rc_kind kind, const void *h,
@@ -641,6 +648,15 @@ uint32_t rc_track(struct rc_call *c, enum rc_kind kind, const void *h,
 void rc_untrack(struct rc_call *c, const struct rc_obj *o)
 {
 	rc_reg_destroy(o->handle, o->gen, c->tid, rc_call_stack(c));
+}
+
+uint32_t rc_track_unstacked(struct rc_call *c, enum rc_kind kind,
+			    const void *h, unsigned flags)
+{
+	struct rc_obj o;
+
+	obj_init(c, kind, h, flags, 0, &o);
+	return rc_reg_insert(&o);
 }
 
 bool rc_update_live(const void *h, enum rc_kind kind,

@@ -21,9 +21,12 @@ int rdma_getaddrinfo(const char *node, const char *service,
 
 	RC_ENTER(c, rdma_getaddrinfo);
 	ret = RC_FWD(&c, RC_REAL(rdma_getaddrinfo)(node, service, hints, res));
-	if (ret == 0 && !c.skip && res && *res)
-		rc_track(&c, RC_K_ADDRINFO, *res, c.internal ? RC_F_LIB : 0,
-			 NULL);
+	if (ret == 0 && !c.skip && res && *res) {
+		if (c.internal)
+			rc_track_unstacked(&c, RC_K_ADDRINFO, *res, RC_F_LIB);
+		else
+			rc_track(&c, RC_K_ADDRINFO, *res, 0, NULL);
+	}
 	return ret;
 }
 
@@ -54,9 +57,9 @@ void rdma_freeaddrinfo(struct rdma_addrinfo *res)
 	RC_ENTER(c, rdma_freeaddrinfo);
 	if (!c.skip && res) {	/* NULL is a documented no-op */
 		if (c.internal) {
-			if (rc_reg_get((uintptr_t)res, &o) &&
-			    o.kind == RC_K_ADDRINFO && !o.destroyed)
-				rc_untrack(&c, &o);
+			/* Its own list, if we saw it made: one lookup. */
+			rc_reg_take((uintptr_t)res, RC_K_ADDRINFO, 0, c.tid, 0,
+				    &o);
 		} else {
 			if (!rc_require(&c, RC_K_ADDRINFO, res, RC_DESTROY,
 					&o))
