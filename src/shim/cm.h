@@ -28,8 +28,10 @@ void rc_track_owned(struct rc_call *c, struct rdma_cm_id *id,
 		    const struct rc_obj *idrec, enum rc_kind kind, void *h);
 void rc_qp_set_owner(const struct rc_obj *id);
 /* Before id's QP goes with rdma_destroy_qp or rdma_destroy_ep: the
- * events it (and the CQs librdmacm made for it) still owes. */
-bool rc_qp_check_destroy(struct rc_call *c, struct rdma_cm_id *id);
+ * events it (and the CQs librdmacm made for it) still owes.  qp: the
+ * QP's record as the call found it (NULL: look it up). */
+bool rc_qp_check_destroy(struct rc_call *c, struct rdma_cm_id *id,
+			 const struct rc_obj *qp);
 /* What a QP (SRQ) was made on and uses, read from the object. */
 void rc_qp_links(enum rc_kind kind, void *h, struct rc_v_links *l);
 

@@ -432,7 +432,7 @@ void rdma_destroy_ep(struct rdma_cm_id *id)
 		if (o.handle && !rc_inside_begin(&c, &o))
 			return;
 		if (o.handle && RC_ID(&o)->qp &&
-		    !rc_qp_check_destroy(&c, RC_ID(&o))) {
+		    !rc_qp_check_destroy(&c, RC_ID(&o), NULL)) {
 			rc_inside_end(&c);
 			return;
 		}

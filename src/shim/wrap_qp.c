@@ -199,15 +199,21 @@ int rdma_create_qp_ex(struct rdma_cm_id *id,
  * which go with it (ibv_destroy_cq waits for their acks).  False when the
  * call would certainly hang and must be refused.
  */
-bool rc_qp_check_destroy(struct rc_call *c, struct rdma_cm_id *id)
+bool rc_qp_check_destroy(struct rc_call *c, struct rdma_cm_id *id,
+			 const struct rc_obj *qp)
 {
 	struct ibv_cq *cqs[2] = { id->send_cq, id->recv_cq };
 	struct rc_obj q, cq;
 	bool ok = true;
 	unsigned i;
 
-	if (id->qp && rc_v_live(id->qp, RC_K_QP, &q))
+	if (qp) {
+		if (qp->kind == RC_K_QP && !qp->destroyed &&
+		    qp->pid == rc_pid())
+			ok = rc_v_check_async(c, qp);
+	} else if (id->qp && rc_v_live(id->qp, RC_K_QP, &q)) {
 		ok = rc_v_check_async(c, &q);
+	}
 	for (i = 0; ok && i < 2; i++) {
 		if (!cqs[i] || (i == 1 && cqs[1] == cqs[0]) ||
 		    !rc_v_live(cqs[i], RC_K_CQ, &cq) ||
@@ -220,8 +226,13 @@ bool rc_qp_check_destroy(struct rc_call *c, struct rdma_cm_id *id)
 	return ok;
 }
 
+/* The QP rdma_destroy_qp has marked gone on this thread, while it
+ * forwards (0: none). */
+static RC_TLS uintptr_t qp_gone;
+
 void rdma_destroy_qp(struct rdma_cm_id *id)
 {
+	uintptr_t prev = qp_gone;
 	struct rc_finding f;
 	RC_CALL(c);
 	struct rc_obj o, q;
@@ -262,12 +273,17 @@ void rdma_destroy_qp(struct rdma_cm_id *id)
 		if (rc_opt.protect)
 			return;
 	}
-	if (!c.internal && o.handle && !rc_qp_check_destroy(&c, id))
+	if (!c.internal && o.handle &&
+	    !rc_qp_check_destroy(&c, id, known ? &q : NULL))
 		return;
 	/* Before forwarding: the address may be reused at once. */
-	if (known && !q.destroyed)
+	if (known && !q.destroyed) {
 		rc_v_gone(&c, &q);
+		/* The library's ibv_destroy_qp of it has nothing to do. */
+		qp_gone = q.handle;
+	}
 	RC_FWDV(&c, RC_REAL(rdma_destroy_qp)(id));
+	qp_gone = prev;
 }
 
 /* ibv_create_qp's attributes: the CQs and SRQ must be live ones. */
@@ -324,7 +340,7 @@ int ibv_destroy_qp(struct ibv_qp *qp)
 
 	RC_V_ENTER(c, ibv_destroy_qp);
 	if (c.internal) {
-		if (!rc_v_live(qp, RC_K_QP, &q))
+		if ((uintptr_t)qp == qp_gone || !rc_v_live(qp, RC_K_QP, &q))
 			q.handle = 0;
 	} else {
 		if (!rc_v_require(&c, RC_K_QP, qp, RC_DESTROY, &q))
