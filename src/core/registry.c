@@ -145,13 +145,15 @@ struct slab {
  * names that record, gen << 32 | kind, 0 while none live has them; each
  * counter word is gen << 32 | the count, so a charge checks the
  * generation in the same atomic operation.  Between them, the stamp
- * keeps the record's flags as they were when it was stamped (bits 8-23:
- * rc_tally_get_add).
+ * keeps the record's flags (bits 8-23: rc_tally_get_add), restamped
+ * whenever they change under the lock.  An id's inside word is kept as
+ * a counter is (aux: rc_aux_update), with a note beside it.
  */
 struct rc_tally_cell {
 	uintptr_t h;			/* the address, set once */
 	uint64_t stamp;
 	uint64_t w[RC_TALLIES];
+	uint64_t aux, note;
 };
 
 /* A shard's cells, probed without a lock, grown under the shard's; an
@@ -529,6 +531,8 @@ static void tally_stamp(struct shard *s, struct rc_obj *o, uint64_t m)
 		__atomic_store_n(&c->w[t], g | (t < n ?
 					(uint32_t)*tally_field(o, t) : 0),
 				 __ATOMIC_RELAXED);
+	__atomic_store_n(&c->aux, g | (o->kind == RC_K_ID ? o->u.id.inside : 0),
+			 __ATOMIC_RELAXED);
 	__atomic_store_n(&c->stamp, g | (uint64_t)o->flags << 8 | o->kind,
 			 __ATOMIC_RELEASE);
 	*cell_of(o) = c;
@@ -553,6 +557,27 @@ static void tally_kill(struct rc_obj *o)
 		if (t < n && v >> 32 == gen)
 			f[t] = (int)(uint32_t)v;
 	}
+	v = __atomic_exchange_n(&c->aux, 0, __ATOMIC_ACQ_REL);
+	if (o->kind == RC_K_ID && v >> 32 == gen)
+		o->u.id.inside = (uint32_t)v;
+}
+
+/*
+ * The live record o (locked) had flags was before its fn ran: its cell's
+ * stamp keeps them current for the lock-free copies of its header.
+ */
+static inline void flags_kept(struct rc_obj *o, uint16_t was)
+{
+	struct rc_tally_cell *c;
+	uint64_t st;
+
+	if (RC_LIKELY(o->flags == was) || o->destroyed ||
+	    !tallied(o->kind) || !(c = *cell_of(o)))
+		return;
+	st = __atomic_load_n(&c->stamp, __ATOMIC_RELAXED);
+	if (st >> 32 == o->gen)
+		__atomic_store_n(&c->stamp, (st & ~0xffff00ull) |
+				 (uint64_t)o->flags << 8, __ATOMIC_RELEASE);
 }
 
 /* Counter t of c into *f if it counts for gen. */
@@ -586,6 +611,12 @@ static inline void tally_fill(struct rc_obj *o)
 		tally_fill_one(c, 1, gen, &f[1]);
 	if (n > 2)
 		tally_fill_one(c, 2, gen, &f[2]);
+	if (o->kind == RC_K_ID) {
+		uint64_t v = __atomic_load_n(&c->aux, __ATOMIC_RELAXED);
+
+		if (v >> 32 == gen)
+			o->u.id.inside = (uint32_t)v;
+	}
 }
 
 /*
@@ -1071,8 +1102,12 @@ bool rc_reg_update(uintptr_t h, uint32_t gen,
 	o = find(s, h, m);
 	if (o && gen && o->gen != gen)
 		o = NULL;
-	if (o)
+	if (o) {
+		uint16_t was = o->flags;
+
 		fn(o, arg);
+		flags_kept(o, was);
+	}
 	rc_unlock(&s->lock);
 	return o != NULL;
 }
@@ -1134,7 +1169,10 @@ bool rc_reg_get_update(uintptr_t h, unsigned kind,
 	rc_lock(&s->lock);
 	o = find(s, h, m);
 	if (o && o->kind == kind && !o->destroyed) {
+		uint16_t was = o->flags;
+
 		fn(o, arg);
+		flags_kept(o, was);
 		if (out) {
 			copy_out(out, o);
 			tally_fill(out);
@@ -1414,4 +1452,60 @@ bool rc_tally_get_add(uintptr_t h, unsigned kind, enum rc_tally t, int delta,
 	*full = true;
 	return rc_reg_get_add(h, kind, (unsigned)((char *)tally_field(out, t) -
 			      (char *)out), delta, out);
+}
+
+bool rc_aux_update(struct rc_tally_cell *cell, uint32_t gen,
+		   const struct rc_obj *o, rc_aux_fn fn, void *arg)
+{
+	uint64_t v = __atomic_load_n(&cell->aux, __ATOMIC_RELAXED);
+	uint32_t w;
+
+	do {
+		if (v >> 32 != gen || !gen)
+			return false;
+		w = (uint32_t)v;
+		if (!fn(&w, o, arg))
+			return true;
+	} while (!__atomic_compare_exchange_n(&cell->aux, &v,
+					      (v & ~0xffffffffull) | w, false,
+					      __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
+void rc_aux_note_set(struct rc_tally_cell *cell, uint64_t note)
+{
+	__atomic_store_n(&cell->note, note, __ATOMIC_RELAXED);
+}
+
+uint64_t rc_aux_note(const struct rc_tally_cell *cell)
+{
+	return __atomic_load_n(&cell->note, __ATOMIC_RELAXED);
+}
+
+enum rc_aux rc_aux_get_update(uintptr_t h, unsigned kind, rc_aux_fn fn,
+			      void *arg, struct rc_obj *out)
+{
+	uint64_t m = mix(h), st;
+	struct shard *s = shard_of(m);
+	struct rc_tally_cell *c;
+
+	if (!h || kind != RC_K_ID)
+		return RC_AUX_LOCK;
+	c = cell_find(s, h, m);
+	if (!c)
+		return RC_AUX_LOCK;
+	for (;;) {
+		st = __atomic_load_n(&c->stamp, __ATOMIC_ACQUIRE);
+		if (!st || (st & 0xff) != kind)
+			return RC_AUX_NONE;
+		memset(out, 0, __builtin_offsetof(struct rc_obj, u));
+		out->handle = h;
+		out->gen = (uint32_t)(st >> 32);
+		out->kind = (uint8_t)kind;
+		out->flags = (uint16_t)(st >> 8);
+		*cell_of(out) = c;
+		if (rc_aux_update(c, out->gen, out, fn, arg))
+			return RC_AUX_DONE;
+	}
 }

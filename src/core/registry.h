@@ -92,10 +92,12 @@ struct rc_obj {
 			struct rc_ref parent;	/* listener, for children */
 			struct rc_ref lib_event; /* the event librdmacm keeps
 						  * in id->event */
-			int inside;	/* user threads inside calls on it */
-			pid_t inside_tid; /* the first of them, 0 if gone */
-			uint16_t inside_fn; /* its call (enum rc_fn) */
-			bool inside_excl; /* a destroy or synchronous op */
+			/* Who is inside calls on it (concurrent-calls-on-id:
+			 * wrap_common.c lays the word out), kept in the cell
+			 * while the record has one (rc_aux_update). */
+			uint32_t inside;
+			uint16_t inside_fn; /* the first one's call, while
+					     * there is no cell */
 		} id;
 		struct {
 			struct rc_ref id;	/* charged id */
@@ -277,14 +279,41 @@ bool rc_tally_find_add(uintptr_t h, unsigned kind, enum rc_tally t,
 /*
  * rc_reg_get_add for a counter, without a lock when the record's cell is
  * known: add delta to counter t of the live record of this kind at h and
- * fill out's header, the flags as they were when its cell was stamped
- * (at insert, for a kind not lazy: right for a kind whose flags never
- * change, a channel), the pid, tids and stacks 0, and its cell, nothing
+ * fill out's header, the flags as they were when last changed (the stamp
+ * keeps them: every change of a record's flags under the lock restamps
+ * it), the pid, tids and stacks 0, and its cell, nothing
  * else (*full false); or, without a cell, copy it all out (*full true).
  * False when there is no such record.
  */
 bool rc_tally_get_add(uintptr_t h, unsigned kind, enum rc_tally t, int delta,
 		      struct rc_obj *out, bool *full);
+
+/*
+ * An id's inside word (u.id.inside), in its cell while it has one, beside
+ * the counters and with the generation as they are: rc_aux_update runs fn
+ * on the word of the live record gen names through its cell, without a
+ * lock (fn may run more than once, the last run counts; it returns false
+ * to leave the word as it is, and sees o, the record or a copy of its
+ * header) and returns whether the cell still counts for gen.  The cell
+ * also keeps a note beside it (rc_aux_note, read racily: what the word's
+ * layout has no room for).  Only for the kind RC_K_ID.
+ */
+typedef bool (*rc_aux_fn)(uint32_t *v, const struct rc_obj *o, void *arg);
+bool rc_aux_update(struct rc_tally_cell *cell, uint32_t gen,
+		   const struct rc_obj *o, rc_aux_fn fn, void *arg);
+void rc_aux_note_set(struct rc_tally_cell *cell, uint64_t note);
+uint64_t rc_aux_note(const struct rc_tally_cell *cell);
+
+/*
+ * The live record of this kind at h through its cell, without a lock:
+ * fill out's header as rc_tally_get_add does (the flags current) and run
+ * fn on its inside word as rc_aux_update does (RC_AUX_DONE).
+ * RC_AUX_NONE: no live record of this kind at h; RC_AUX_LOCK: no cell
+ * known for h, nothing done (the caller goes under the lock).
+ */
+enum rc_aux { RC_AUX_NONE, RC_AUX_DONE, RC_AUX_LOCK };
+enum rc_aux rc_aux_get_update(uintptr_t h, unsigned kind, rc_aux_fn fn,
+			      void *arg, struct rc_obj *out);
 
 /*
  * Mark the record destroyed (with the destroying thread and stack) if it

@@ -28,6 +28,8 @@ struct rc_call {
 	pid_t tid;
 	rc_stack_id stack;	/* captured on first use */
 	struct rc_ref inside;	/* the id this call is inside, if any */
+	struct rc_tally_cell *inside_cell; /* its cell (NULL: none), set
+					    * with inside */
 	uint16_t id_flags;	/* CHECK wrappers: the id's flags */
 	const void *frame;	/* the wrapper's frame: fast_unwind starts here */
 	struct rc_ref pre_link;	/* verbs parent whose child count this call
@@ -201,6 +203,13 @@ bool rc_check_id_call(enum rc_fn fn, const void *id, const void *arg,
  * when it returns).  rc_inside_end when the call returns.
  */
 bool rc_inside_begin(struct rc_call *c, const struct rc_obj *o);
+
+/*
+ * A whole copy of the record o names, into *buf, when o is a copy of its
+ * header only (rc_require_enter, rc_count_live: no creating thread): what
+ * a report shows of it; o itself when it is whole or no longer live.
+ */
+const struct rc_obj *rc_obj_whole(const struct rc_obj *o, struct rc_obj *buf);
 void rc_inside_end(struct rc_call *c);
 
 /*

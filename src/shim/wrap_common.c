@@ -329,6 +329,7 @@ static bool check_ready(struct rc_call *c, const struct rc_obj *o,
 {
 	struct rdma_cm_id *id = RC_ID(o);
 	struct rc_finding f;
+	struct rc_obj buf;
 	enum rc_rule rule;
 	const char *why;
 
@@ -364,7 +365,7 @@ static bool check_ready(struct rc_call *c, const struct rc_obj *o,
 				"rdma_establish is for an id whose QP the "
 				"program manages, and fails with EINVAL",
 				rc_fn_info[c->fn].name, (void *)o->handle);
-		rc_finding_add(&f, o, NULL);
+		rc_finding_add(&f, rc_obj_whole(o, &buf), NULL);
 		rc_report(&f);
 		return true;
 	default:
@@ -373,7 +374,7 @@ static bool check_ready(struct rc_call *c, const struct rc_obj *o,
 	rc_finding_init(&f, rule, c, "%s(%p): %s%s", rc_fn_info[c->fn].name,
 			(void *)o->handle, why, rc_opt.protect ?
 			"; not forwarded (returns -1/EINVAL)" : "");
-	rc_finding_add(&f, o, NULL);
+	rc_finding_add(&f, rc_obj_whole(o, &buf), NULL);
 	rc_report(&f);
 	if (!rc_opt.protect)
 		return true;
@@ -462,61 +463,151 @@ static bool destroys(enum rc_fn fn)
 	       fn == RC_FN_rdma_migrate_id;
 }
 
+/*
+ * Who is inside calls on an id, in one 32-bit word (u.id.inside, in the
+ * id's cell while it has one: rc_aux_update, no lock): how many user
+ * threads are inside (saturating: a call beyond that is not counted),
+ * whether the first of them is in a destroy or synchronous operation,
+ * and its thread id (0 once it has left; a Linux tid is below 2^22).
+ * That thread's call is a note beside the word (u.id.inside_fn without
+ * a cell), read racily: only the report names it.
+ */
+#define IN_COUNT_BITS 9
+#define IN_COUNT_MAX ((1u << IN_COUNT_BITS) - 1)
+#define IN_EXCL (1u << IN_COUNT_BITS)
+#define IN_TID_SHIFT (IN_COUNT_BITS + 1)
+#define IN_TID_MAX (1u << (32 - IN_TID_SHIFT))
+_Static_assert(RC_FN_COUNT <= UINT16_MAX, "a call in the note");
+
 struct inside_arg {
 	pid_t tid;
 	enum rc_fn fn;
 	bool excl;
 	bool conflict;
 	pid_t other;
-	enum rc_fn other_fn;
 	bool other_excl;
 	bool in;
+	bool first;		/* the first inside now: the note is its */
 	bool find_excl;		/* excl from the record's own flags */
 };
 
-static void inside_begin_fn(struct rc_obj *o, void *arg)
+/* Going in, on the word v of the id o (fn of rc_aux_update). */
+static bool inside_word_begin(uint32_t *v, const struct rc_obj *o, void *arg)
 {
 	struct inside_arg *a = arg;
+	uint32_t n = *v & IN_COUNT_MAX;
+	pid_t first = (pid_t)(*v >> IN_TID_SHIFT);
+	bool first_excl = *v & IN_EXCL;
 
-	if (o->destroyed)
-		return;
+	a->conflict = a->in = a->first = false;
 	if (a->find_excl)
 		a->excl = exclusive_call(a->fn, o);
-	if (o->u.id.inside > 0 && o->u.id.inside_tid &&
-	    o->u.id.inside_tid != a->tid && (a->excl || o->u.id.inside_excl)) {
+	if (n > 0 && first && first != a->tid && (a->excl || first_excl)) {
 		a->conflict = true;
-		a->other = o->u.id.inside_tid;
-		a->other_fn = o->u.id.inside_fn;
-		a->other_excl = o->u.id.inside_excl;
+		a->other = first;
+		a->other_excl = first_excl;
 		/* Refused calls do not go in. */
-		if (destroys(a->fn) && a->other_excl && rc_opt.protect)
-			return;
+		if (destroys(a->fn) && first_excl && rc_opt.protect)
+			return false;
 	}
+	if (n == IN_COUNT_MAX || (uint32_t)a->tid >= IN_TID_MAX)
+		return false;
 	a->in = true;
-	if (o->u.id.inside++ == 0 || !o->u.id.inside_tid) {
-		o->u.id.inside_tid = a->tid;
-		o->u.id.inside_fn = a->fn;
-		o->u.id.inside_excl = a->excl;
+	if (n == 0 || !first) {
+		a->first = true;
+		*v = (uint32_t)a->tid << IN_TID_SHIFT |
+		     (a->excl ? IN_EXCL : 0) | (n + 1);
+	} else {
+		*v = (*v & ~IN_COUNT_MAX) | (n + 1);
 	}
+	return true;
+}
+
+/* Coming out, tid's call (fn of rc_aux_update). */
+static bool inside_word_end(uint32_t *v, const struct rc_obj *o, void *arg)
+{
+	pid_t tid = *(pid_t *)arg;
+	uint32_t n = *v & IN_COUNT_MAX;
+
+	(void)o;
+	if (!n)
+		return false;
+	if ((pid_t)(*v >> IN_TID_SHIFT) == tid)
+		*v = (*v & IN_EXCL) | (n - 1);
+	else
+		*v = (*v & ~IN_COUNT_MAX) | (n - 1);
+	return true;
+}
+
+/* The call the first thread inside o is in, if the note still says. */
+static enum rc_fn inside_other_fn(const struct rc_obj *o, pid_t other)
+{
+	uint64_t note;
+
+	if (!o->u.id.cell)
+		return (enum rc_fn)o->u.id.inside_fn;
+	note = rc_aux_note(o->u.id.cell);
+	if ((pid_t)(note >> 32) != other || (uint16_t)note >= RC_FN_COUNT)
+		return RC_FN_COUNT;
+	return (enum rc_fn)(uint16_t)note;
+}
+
+/* After going in as the first: the note says with which call. */
+static inline void inside_note(struct rc_tally_cell *cell,
+			       const struct inside_arg *a)
+{
+	if (a->first)
+		rc_aux_note_set(cell, (uint64_t)(uint32_t)a->tid << 32 |
+				(uint16_t)a->fn);
+}
+
+/* The live record o, under the lock: through its cell if it has one. */
+static void inside_begin_fn(struct rc_obj *o, void *arg)
+{
+	if (o->destroyed)
+		return;
+	if (o->u.id.cell) {
+		if (rc_aux_update(o->u.id.cell, o->gen, o, inside_word_begin,
+				  arg))
+			inside_note(o->u.id.cell, arg);
+	} else if (inside_word_begin(&o->u.id.inside, o, arg) &&
+		   ((struct inside_arg *)arg)->first) {
+		o->u.id.inside_fn = (uint16_t)((struct inside_arg *)arg)->fn;
+	}
+}
+
+const struct rc_obj *rc_obj_whole(const struct rc_obj *o, struct rc_obj *buf)
+{
+	if (o->created_tid || !o->handle || !rc_reg_get(o->handle, buf) ||
+	    buf->gen != o->gen)
+		return o;
+	return buf;
 }
 
 /* Report (and refuse, for a destroy) what going in found. */
 static bool inside_report(struct rc_call *c, const struct rc_obj *o,
-			  bool conflict, pid_t other, enum rc_fn other_fn,
-			  bool other_excl)
+			  const struct inside_arg *a)
 {
 	struct rc_finding f;
+	struct rc_obj buf;
+	enum rc_fn other_fn;
 	bool refuse;
 
-	refuse = conflict && destroys(c->fn) && other_excl && rc_opt.protect;
-	if (!refuse)
+	refuse = a->conflict && destroys(c->fn) && a->other_excl &&
+		 rc_opt.protect;
+	if (a->in) {
 		c->inside = rc_ref_of(o);
-	if (!conflict)
+		c->inside_cell = o->u.id.cell;
+	}
+	if (!a->conflict)
 		return true;
+	other_fn = inside_other_fn(o, a->other);
+	o = rc_obj_whole(o, &buf);
 	rc_finding_init(&f, RC_R_CONCURRENT_CALLS_ON_ID, c,
 			"%s(%p) while thread %d is inside %s on the same cm id"
 			"%s", rc_fn_info[c->fn].name, (void *)o->handle,
-			other, rc_fn_info[other_fn].name,
+			a->other, other_fn < RC_FN_COUNT ?
+			rc_fn_info[other_fn].name : "a call",
 			refuse ? "; not forwarded: that call would use the "
 			"freed id when it returns (returns -1/EBUSY)" : "");
 	rc_finding_add(&f, o, NULL);
@@ -529,31 +620,54 @@ static bool inside_report(struct rc_call *c, const struct rc_obj *o,
 bool rc_inside_begin(struct rc_call *c, const struct rc_obj *o)
 {
 	struct inside_arg a = { c->tid, c->fn, exclusive_call(c->fn, o),
-				false, 0, RC_FN_COUNT, false, false, false };
+				false, 0, false, false, false, false };
 
 	c->inside = (struct rc_ref){ 0, 0 };
 	if (!o->handle || o->kind != RC_K_ID)
 		return true;
-	rc_reg_update(o->handle, o->gen, inside_begin_fn, &a);
-	return inside_report(c, o, a.conflict, a.other, a.other_fn,
-			     a.other_excl);
+	if (o->u.id.cell) {
+		/* A cell never moves: its generation check is the rest. */
+		if (rc_aux_update(o->u.id.cell, o->gen, o, inside_word_begin,
+				  &a))
+			inside_note(o->u.id.cell, &a);
+	} else {
+		rc_reg_update(o->handle, o->gen, inside_begin_fn, &a);
+	}
+	return inside_report(c, o, &a);
 }
 
 bool rc_require_enter(struct rc_call *c, const void *h,
 		      enum rc_handle_use use, struct rc_obj *o,
 		      struct rc_enter *e)
 {
-	struct inside_arg a = { c->tid, c->fn, false, false, 0, RC_FN_COUNT,
-				false, false, true };
+	struct inside_arg a = { c->tid, c->fn, false, false, 0, false, false,
+				false, true };
+	enum rc_aux r = RC_AUX_LOCK;
 
-	e->done = rc_reg_get_update((uintptr_t)h, RC_K_ID, inside_begin_fn,
-				    &a, o);
+	/*
+	 * A use needs the header only: without the lock, through the id's
+	 * cell (until a fork: no pid to read).  A destroy reads the rest.
+	 */
+	if (use == RC_USE &&
+	    RC_LIKELY(!__atomic_load_n(&forked, __ATOMIC_RELAXED))) {
+		r = rc_aux_get_update((uintptr_t)h, RC_K_ID,
+				      inside_word_begin, &a, o);
+		if (r == RC_AUX_DONE) {
+			o->pid = rc_pid();
+			inside_note(o->u.id.cell, &a);
+			e->done = true;
+		}
+	}
+	if (r == RC_AUX_LOCK)
+		e->done = rc_reg_get_update((uintptr_t)h, RC_K_ID,
+					    inside_begin_fn, &a, o);
+	else if (r == RC_AUX_NONE)
+		e->done = false;
 	if (!e->done)
 		return rc_require(c, RC_K_ID, h, use, o);
 	e->in = a.in;
 	e->conflict = a.conflict;
 	e->other = a.other;
-	e->other_fn = a.other_fn;
 	e->other_excl = a.other_excl;
 	if (RC_UNLIKELY(o->pid != rc_pid()))
 		rc_report_fork(c, o);
@@ -563,36 +677,46 @@ bool rc_require_enter(struct rc_call *c, const void *h,
 bool rc_inside_enter(struct rc_call *c, const struct rc_obj *o,
 		     const struct rc_enter *e)
 {
+	struct inside_arg a = { c->tid, c->fn, false, e->conflict, e->other,
+				e->other_excl, e->in, false, false };
+
 	if (!e->done)
 		return rc_inside_begin(c, o);
 	c->inside = (struct rc_ref){ 0, 0 };
-	return inside_report(c, o, e->conflict, e->other, e->other_fn,
-			     e->other_excl);
+	return inside_report(c, o, &a);
 }
 
 static void inside_end_fn(struct rc_obj *o, void *arg)
 {
-	pid_t tid = *(pid_t *)arg;
-
-	if (o->destroyed || o->u.id.inside <= 0)
+	if (o->destroyed)
 		return;
-	o->u.id.inside--;
-	if (o->u.id.inside_tid == tid)
-		o->u.id.inside_tid = 0;
+	if (o->u.id.cell)
+		rc_aux_update(o->u.id.cell, o->gen, o, inside_word_end, arg);
+	else
+		inside_word_end(&o->u.id.inside, o, arg);
+}
+
+/* Out of the id at ref, whose cell is cell (NULL: under the lock). */
+static void inside_leave(struct rc_ref ref, struct rc_tally_cell *cell,
+			 pid_t *tid)
+{
+	if (cell)
+		rc_aux_update(cell, ref.gen, NULL, inside_word_end, tid);
+	else
+		rc_reg_update(ref.h, ref.gen, inside_end_fn, tid);
 }
 
 void rc_enter_undo(struct rc_call *c, const struct rc_obj *o,
 		   const struct rc_enter *e)
 {
 	if (e->done && e->in)
-		rc_reg_update(o->handle, o->gen, inside_end_fn, &c->tid);
+		inside_leave(rc_ref_of(o), o->u.id.cell, &c->tid);
 }
 
 void rc_inside_end(struct rc_call *c)
 {
 	if (c->inside.h)
-		rc_reg_update(c->inside.h, c->inside.gen, inside_end_fn,
-			      &c->tid);
+		inside_leave(c->inside, c->inside_cell, &c->tid);
 }
 
 static inline void obj_init(struct rc_call *c, enum rc_kind kind,
