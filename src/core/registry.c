@@ -140,21 +140,6 @@ struct slab {
  */
 #define MIGRATE_STEP 32u
 
-/*
- * The counters of the record at an address (see rc_tally_add).  stamp
- * names that record, gen << 32 | kind, 0 while none live has them; each
- * counter word is gen << 32 | the count, so a charge checks the
- * generation in the same atomic operation.  Between them, the stamp
- * keeps the record's flags (bits 8-23: rc_tally_get_add), restamped
- * whenever they change under the lock.  An id's inside word is kept as
- * a counter is (aux: rc_aux_update), with a note beside it.
- */
-struct rc_tally_cell {
-	uintptr_t h;			/* the address, set once */
-	uint64_t stamp;
-	uint64_t w[RC_TALLIES];
-	uint64_t aux, note;
-};
 
 /* A shard's cells, probed without a lock, grown under the shard's; an
  * outgrown table stays (a reader may be in it): geometric, < the newest. */
@@ -1454,25 +1439,6 @@ bool rc_tally_get_add(uintptr_t h, unsigned kind, enum rc_tally t, int delta,
 			      (char *)out), delta, out);
 }
 
-bool rc_aux_update(struct rc_tally_cell *cell, uint32_t gen,
-		   const struct rc_obj *o, rc_aux_fn fn, void *arg)
-{
-	uint64_t v = __atomic_load_n(&cell->aux, __ATOMIC_RELAXED);
-	uint32_t w;
-
-	do {
-		if (v >> 32 != gen || !gen)
-			return false;
-		w = (uint32_t)v;
-		if (!fn(&w, o, arg))
-			return true;
-	} while (!__atomic_compare_exchange_n(&cell->aux, &v,
-					      (v & ~0xffffffffull) | w, false,
-					      __ATOMIC_ACQ_REL,
-					      __ATOMIC_RELAXED));
-	return true;
-}
-
 void rc_aux_note_set(struct rc_tally_cell *cell, uint64_t note)
 {
 	__atomic_store_n(&cell->note, note, __ATOMIC_RELAXED);
@@ -1483,8 +1449,7 @@ uint64_t rc_aux_note(const struct rc_tally_cell *cell)
 	return __atomic_load_n(&cell->note, __ATOMIC_RELAXED);
 }
 
-enum rc_aux rc_aux_get_update(uintptr_t h, unsigned kind, rc_aux_fn fn,
-			      void *arg, struct rc_obj *out)
+enum rc_aux rc_aux_get(uintptr_t h, unsigned kind, struct rc_obj *out)
 {
 	uint64_t m = mix(h), st;
 	struct shard *s = shard_of(m);
@@ -1495,17 +1460,14 @@ enum rc_aux rc_aux_get_update(uintptr_t h, unsigned kind, rc_aux_fn fn,
 	c = cell_find(s, h, m);
 	if (!c)
 		return RC_AUX_LOCK;
-	for (;;) {
-		st = __atomic_load_n(&c->stamp, __ATOMIC_ACQUIRE);
-		if (!st || (st & 0xff) != kind)
-			return RC_AUX_NONE;
-		memset(out, 0, __builtin_offsetof(struct rc_obj, u));
-		out->handle = h;
-		out->gen = (uint32_t)(st >> 32);
-		out->kind = (uint8_t)kind;
-		out->flags = (uint16_t)(st >> 8);
-		*cell_of(out) = c;
-		if (rc_aux_update(c, out->gen, out, fn, arg))
-			return RC_AUX_DONE;
-	}
+	st = __atomic_load_n(&c->stamp, __ATOMIC_ACQUIRE);
+	if (!st || (st & 0xff) != kind)
+		return RC_AUX_NONE;
+	memset(out, 0, __builtin_offsetof(struct rc_obj, u));
+	out->handle = h;
+	out->gen = (uint32_t)(st >> 32);
+	out->kind = (uint8_t)kind;
+	out->flags = (uint16_t)(st >> 8);
+	*cell_of(out) = c;
+	return RC_AUX_DONE;
 }

@@ -60,7 +60,23 @@ struct rc_mc_key {
 	unsigned char addr[128];
 };
 
-struct rc_tally_cell;
+/*
+ * The counters of the record at an address (see rc_tally_add), registry.c's
+ * (in the open for rc_aux_update only).  stamp names that record,
+ * gen << 32 | kind, 0 while none live has them; each counter word is
+ * gen << 32 | the count, so a charge checks the generation in the same
+ * atomic operation.  Between them, the stamp keeps the record's flags
+ * (bits 8-23: rc_tally_get_add), restamped whenever they change under
+ * the lock.  An id's inside word is kept as a counter is (aux), with a
+ * note beside it.
+ */
+#define RC_TALLIES 3
+struct rc_tally_cell {
+	uintptr_t h;			/* the address, set once */
+	uint64_t stamp;
+	uint64_t w[RC_TALLIES];
+	uint64_t aux, note;
+};
 
 struct rc_obj {
 	uintptr_t handle;	/* 0: empty slot */
@@ -242,7 +258,6 @@ enum rc_tally {
 	RC_T_VB_NCHILD = 0,	/* u.vb.nchild */
 	RC_T_VB_NUSERS = 1,	/* u.vb.nusers */
 };
-#define RC_TALLIES 3
 
 /*
  * Add delta to counter t of the live record ref names (of a kind that has
@@ -299,21 +314,39 @@ bool rc_tally_get_add(uintptr_t h, unsigned kind, enum rc_tally t, int delta,
  * layout has no room for).  Only for the kind RC_K_ID.
  */
 typedef bool (*rc_aux_fn)(uint32_t *v, const struct rc_obj *o, void *arg);
-bool rc_aux_update(struct rc_tally_cell *cell, uint32_t gen,
-		   const struct rc_obj *o, rc_aux_fn fn, void *arg);
+/* Inline: fn, a constant where it is called, is inlined with it. */
+static inline bool rc_aux_update(struct rc_tally_cell *cell, uint32_t gen,
+				 const struct rc_obj *o, rc_aux_fn fn,
+				 void *arg)
+{
+	uint64_t v = __atomic_load_n(&cell->aux, __ATOMIC_RELAXED);
+	uint32_t w;
+
+	do {
+		if (v >> 32 != gen || !gen)
+			return false;
+		w = (uint32_t)v;
+		if (!fn(&w, o, arg))
+			return true;
+	} while (!__atomic_compare_exchange_n(&cell->aux, &v,
+					      (v & ~0xffffffffull) | w, false,
+					      __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
+	return true;
+}
 void rc_aux_note_set(struct rc_tally_cell *cell, uint64_t note);
 uint64_t rc_aux_note(const struct rc_tally_cell *cell);
 
 /*
- * The live record of this kind at h through its cell, without a lock:
- * fill out's header as rc_tally_get_add does (the flags current) and run
- * fn on its inside word as rc_aux_update does (RC_AUX_DONE).
- * RC_AUX_NONE: no live record of this kind at h; RC_AUX_LOCK: no cell
- * known for h, nothing done (the caller goes under the lock).
+ * The live record of this kind (RC_K_ID) at h through its cell, without a
+ * lock: fill out's header as rc_tally_get_add does (the flags current,
+ * its cell), RC_AUX_DONE: then rc_aux_update on out's cell and gen (when
+ * that fails, the record went meanwhile: ask again).  RC_AUX_NONE: no
+ * live record of this kind at h; RC_AUX_LOCK: no cell known for h
+ * (the caller goes under the lock).
  */
 enum rc_aux { RC_AUX_NONE, RC_AUX_DONE, RC_AUX_LOCK };
-enum rc_aux rc_aux_get_update(uintptr_t h, unsigned kind, rc_aux_fn fn,
-			      void *arg, struct rc_obj *out);
+enum rc_aux rc_aux_get(uintptr_t h, unsigned kind, struct rc_obj *out);
 
 /*
  * Mark the record destroyed (with the destroying thread and stack) if it

@@ -650,8 +650,11 @@ bool rc_require_enter(struct rc_call *c, const void *h,
 	 */
 	if (use == RC_USE &&
 	    RC_LIKELY(!__atomic_load_n(&forked, __ATOMIC_RELAXED))) {
-		r = rc_aux_get_update((uintptr_t)h, RC_K_ID,
-				      inside_word_begin, &a, o);
+		while ((r = rc_aux_get((uintptr_t)h, RC_K_ID, o)) ==
+		       RC_AUX_DONE &&
+		       !rc_aux_update(o->u.id.cell, o->gen, o,
+				      inside_word_begin, &a))
+			;
 		if (r == RC_AUX_DONE) {
 			o->pid = rc_pid();
 			inside_note(o->u.id.cell, &a);
