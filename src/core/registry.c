@@ -1407,6 +1407,19 @@ locked:
 	return true;
 }
 
+/* A copy of h's header made from its cell c's stamp st, without the lock
+ * (the kind, generation and flags the stamp keeps; the rest zero). */
+static inline void hdr_of_stamp(struct rc_obj *out, uintptr_t h, uint64_t st,
+				struct rc_tally_cell *c)
+{
+	memset(out, 0, __builtin_offsetof(struct rc_obj, u));
+	out->handle = h;
+	out->gen = (uint32_t)(st >> 32);
+	out->kind = (uint8_t)(st & 0xff);
+	out->flags = (uint16_t)(st >> 8);
+	*cell_of(out) = c;
+}
+
 bool rc_tally_get_add(uintptr_t h, unsigned kind, enum rc_tally t, int delta,
 		      struct rc_obj *out, bool *full)
 {
@@ -1425,12 +1438,7 @@ bool rc_tally_get_add(uintptr_t h, unsigned kind, enum rc_tally t, int delta,
 		if (!st || (st & 0xff) != kind)
 			return false;
 		if (cell_add(c, (uint32_t)(st >> 32), t, delta, NULL)) {
-			memset(out, 0, __builtin_offsetof(struct rc_obj, u));
-			out->handle = h;
-			out->gen = (uint32_t)(st >> 32);
-			out->kind = (uint8_t)kind;
-			out->flags = (uint16_t)(st >> 8);
-			*cell_of(out) = c;
+			hdr_of_stamp(out, h, st, c);
 			return true;
 		}
 	}
@@ -1463,11 +1471,6 @@ enum rc_aux rc_aux_get(uintptr_t h, unsigned kind, struct rc_obj *out)
 	st = __atomic_load_n(&c->stamp, __ATOMIC_ACQUIRE);
 	if (!st || (st & 0xff) != kind)
 		return RC_AUX_NONE;
-	memset(out, 0, __builtin_offsetof(struct rc_obj, u));
-	out->handle = h;
-	out->gen = (uint32_t)(st >> 32);
-	out->kind = (uint8_t)kind;
-	out->flags = (uint16_t)(st >> 8);
-	*cell_of(out) = c;
+	hdr_of_stamp(out, h, st, c);
 	return RC_AUX_DONE;
 }

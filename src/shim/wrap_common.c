@@ -552,13 +552,21 @@ static enum rc_fn inside_other_fn(const struct rc_obj *o, pid_t other)
 	return (enum rc_fn)(uint16_t)note;
 }
 
-/* After going in as the first: the note says with which call. */
-static inline void inside_note(struct rc_tally_cell *cell,
-			       const struct inside_arg *a)
+/*
+ * Going in through the id's cell (generation gen; a cell never moves, its
+ * generation check is the rest); the first one in notes with which call.
+ * false: the cell no longer names that record.
+ */
+static inline bool inside_cell_begin(struct rc_tally_cell *cell, uint32_t gen,
+				     const struct rc_obj *o,
+				     struct inside_arg *a)
 {
+	if (!rc_aux_update(cell, gen, o, inside_word_begin, a))
+		return false;
 	if (a->first)
 		rc_aux_note_set(cell, (uint64_t)(uint32_t)a->tid << 32 |
 				(uint16_t)a->fn);
+	return true;
 }
 
 /* The live record o, under the lock: through its cell if it has one. */
@@ -566,14 +574,11 @@ static void inside_begin_fn(struct rc_obj *o, void *arg)
 {
 	if (o->destroyed)
 		return;
-	if (o->u.id.cell) {
-		if (rc_aux_update(o->u.id.cell, o->gen, o, inside_word_begin,
-				  arg))
-			inside_note(o->u.id.cell, arg);
-	} else if (inside_word_begin(&o->u.id.inside, o, arg) &&
-		   ((struct inside_arg *)arg)->first) {
+	if (o->u.id.cell)
+		inside_cell_begin(o->u.id.cell, o->gen, o, arg);
+	else if (inside_word_begin(&o->u.id.inside, o, arg) &&
+		   ((struct inside_arg *)arg)->first)
 		o->u.id.inside_fn = (uint16_t)((struct inside_arg *)arg)->fn;
-	}
 }
 
 const struct rc_obj *rc_obj_whole(const struct rc_obj *o, struct rc_obj *buf)
@@ -625,14 +630,10 @@ bool rc_inside_begin(struct rc_call *c, const struct rc_obj *o)
 	c->inside = (struct rc_ref){ 0, 0 };
 	if (!o->handle || o->kind != RC_K_ID)
 		return true;
-	if (o->u.id.cell) {
-		/* A cell never moves: its generation check is the rest. */
-		if (rc_aux_update(o->u.id.cell, o->gen, o, inside_word_begin,
-				  &a))
-			inside_note(o->u.id.cell, &a);
-	} else {
+	if (o->u.id.cell)
+		inside_cell_begin(o->u.id.cell, o->gen, o, &a);
+	else
 		rc_reg_update(o->handle, o->gen, inside_begin_fn, &a);
-	}
 	return inside_report(c, o, &a);
 }
 
@@ -652,12 +653,10 @@ bool rc_require_enter(struct rc_call *c, const void *h,
 	    RC_LIKELY(!__atomic_load_n(&forked, __ATOMIC_RELAXED))) {
 		while ((r = rc_aux_get((uintptr_t)h, RC_K_ID, o)) ==
 		       RC_AUX_DONE &&
-		       !rc_aux_update(o->u.id.cell, o->gen, o,
-				      inside_word_begin, &a))
+		       !inside_cell_begin(o->u.id.cell, o->gen, o, &a))
 			;
 		if (r == RC_AUX_DONE) {
 			o->pid = rc_pid();
-			inside_note(o->u.id.cell, &a);
 			e->done = true;
 		}
 	}
