@@ -126,6 +126,17 @@ struct lo_mr {
 
 #define LO_DMA_NONE		0xffff
 
+/* A memory window (mem.c): what it is bound to, under lo_mr_lock. */
+struct lo_mw {
+	struct ibv_mw mw;		/* must stay first */
+	struct lo_mw *hnext;		/* rkey hash chain */
+	struct lo_mr *mr;		/* bound to; NULL: unbound */
+	struct ibv_qp *qp;		/* type 2: the QP it was bound on */
+	uint64_t addr, length;
+	int access;
+	bool valid;			/* type 1: bindable; 2: bound */
+};
+
 struct lo_channel {
 	struct ibv_comp_channel ch;
 	struct lo_evq evq;
@@ -208,6 +219,8 @@ enum {
 #define LO_WF_SOLICITED		0x01
 /* WRITE_IMM: the requester placed the rdlen bytes itself (dma.c) */
 #define LO_WF_PLACED		0x04
+/* SEND: imm carries the rkey to invalidate (SEND_WITH_INV) */
+#define LO_WF_INV		0x08
 
 struct lo_wire_hdr {
 	uint8_t op;
@@ -432,6 +445,11 @@ void lo_pd_put(struct ibv_pd *pd);
 uint32_t lo_new_handle(void);
 struct ibv_mw *lo_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type);
 int lo_dealloc_mw(struct ibv_mw *mw);
+int lo_mw_bind_wr(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t rkey,
+		  const struct ibv_mw_bind_info *bi);
+int lo_mw_invalidate(struct ibv_qp *qp, uint32_t rkey);
+void *lo_rkey_ptr(struct ibv_qp *qp, uint32_t key, uint64_t va, uint64_t len,
+		  int access);
 int lo_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 	       struct ibv_mw_bind *mw_bind);
 

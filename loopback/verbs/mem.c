@@ -144,6 +144,9 @@ static void lo_key_init(void)
 	}
 }
 
+static struct lo_mw *lo_mw_find(uint32_t key);
+static bool lo_mr_has_mw(struct lo_mr *m);
+
 /*
  * A key no MR has, and (the counter only grows) no MW had since the
  * counter last wrapped.  Caller holds lo_mr_lock for writing.
@@ -156,7 +159,7 @@ static uint32_t lo_key_alloc(void)
 	do {
 		/* Low byte is a per-process salt, the rest a counter. */
 		key = (++lo_key_next << 8) ^ (lo_key_salt & 0xff);
-	} while (!key || lo_mr_find(key));
+	} while (!key || lo_mr_find(key) || lo_mw_find(key));
 	return key;
 }
 
@@ -263,6 +266,11 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 		pthread_rwlock_unlock(&lo_mr_lock);
 		return EINVAL;
 	}
+	/* IBA 10.6.7.2.6, rxe: not while windows are bound to it */
+	if (lo_mr_has_mw((struct lo_mr *)mr)) {
+		pthread_rwlock_unlock(&lo_mr_lock);
+		return EINVAL;
+	}
 	/* no peer's placement lands in it once we return */
 	lo_dma_mr_unpub((struct lo_mr *)mr);
 	lo_mr_remove((struct lo_mr *)mr);
@@ -274,45 +282,251 @@ int ibv_dereg_mr(struct ibv_mr *mr)
 }
 
 /*
- * Memory windows: allocated and freed as on rxe (an rkey of the MR key
- * space, a reference on the PD), but never bound: an unbound window grants
- * no access, which is what a remote access with its rkey finds.
+ * Memory windows, bound as rxe binds them (rxe_mw.c): the window's rkey
+ * lives in its own hash, looked up only when an inbound rkey names no MR,
+ * so the MR path costs what it did.  Direct placement (dma.c) has no
+ * entry for a window's rkey: an access through one goes by the stream and
+ * is checked here by the target.  A bound window holds its MR (dereg
+ * refused, as rxe's num_mw) and, type 2, the QP it was bound on.
  */
+static struct lo_mw *lo_mw_hash[LO_MR_HASH];
+static unsigned int lo_mw_nbound;	/* windows holding an MR */
+
+/* Caller holds lo_mr_lock. */
+static struct lo_mw *lo_mw_find(uint32_t key)
+{
+	struct lo_mw *w;
+
+	for (w = lo_mw_hash[lo_mr_bucket(key)]; w; w = w->hnext)
+		if (w->mw.rkey == key)
+			return w;
+	return NULL;
+}
+
+static void lo_mw_insert(struct lo_mw *w)
+{
+	unsigned int b = lo_mr_bucket(w->mw.rkey);
+
+	w->hnext = lo_mw_hash[b];
+	lo_mw_hash[b] = w;
+}
+
+static void lo_mw_remove(struct lo_mw *w)
+{
+	struct lo_mw **pp = &lo_mw_hash[lo_mr_bucket(w->mw.rkey)];
+
+	for (; *pp; pp = &(*pp)->hnext)
+		if (*pp == w) {
+			*pp = w->hnext;
+			break;
+		}
+}
+
+/* Drop what a bound window holds.  Caller holds lo_mr_lock (write). */
+static void lo_mw_unbind(struct lo_mw *w)
+{
+	if (w->mr)
+		lo_mw_nbound--;
+	w->mr = NULL;
+	w->qp = NULL;
+	w->length = 0;
+	w->valid = w->mw.type == IBV_MW_TYPE_1;
+}
+
+/* The MR has windows bound to it (rxe: num_mw).  Caller holds the lock. */
+static bool lo_mr_has_mw(struct lo_mr *m)
+{
+	unsigned int i;
+	struct lo_mw *w;
+
+	if (!lo_mw_nbound)
+		return false;
+	for (i = 0; i < LO_MR_HASH; i++)
+		for (w = lo_mw_hash[i]; w; w = w->hnext)
+			if (w->mr == m)
+				return true;
+	return false;
+}
+
+/*
+ * [va, va+len) through the window named by key, for an inbound request
+ * on qp (rxe_lookup_mw, then the window's range).  Caller holds
+ * lo_mr_lock for reading.
+ */
+static void *lo_mw_ptr(struct ibv_qp *qp, uint32_t key, uint64_t va,
+		       uint64_t len, int access)
+{
+	struct lo_mw *w = lo_mw_find(key);
+	uint64_t base;
+
+	if (!w || !w->valid || !w->mr || w->mw.pd != qp->pd ||
+	    (w->mw.type == IBV_MW_TYPE_2 && w->qp != qp) ||
+	    (w->access & access) != access)
+		return NULL;
+	base = (w->access & IBV_ACCESS_ZERO_BASED) ? 0 : w->addr;
+	if (va < base || va + len < va || va + len > base + w->length)
+		return NULL;
+	return (char *)w->mr->mr.addr + (w->addr - w->mr->iova) + (va - base);
+}
+
+void *lo_rkey_ptr(struct ibv_qp *qp, uint32_t key, uint64_t va, uint64_t len,
+		  int access)
+{
+	void *p = lo_key_ptr(qp->pd, key, va, len, access);
+
+	if (p || lo_mr_find(key))
+		return p;
+	return lo_mw_ptr(qp, key, va, len, access);
+}
+
 struct ibv_mw *lo_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 {
-	struct ibv_mw *mw;
+	struct lo_mw *w;
 
 	if (type != IBV_MW_TYPE_1 && type != IBV_MW_TYPE_2) {
 		errno = EINVAL;
 		return NULL;
 	}
-	mw = calloc(1, sizeof(*mw));
-	if (!mw) {
+	w = calloc(1, sizeof(*w));
+	if (!w) {
 		errno = ENOMEM;
 		return NULL;
 	}
-	mw->context = pd->context;
-	mw->pd = pd;
-	mw->type = type;
-	mw->handle = lo_new_handle();
+	w->mw.context = pd->context;
+	w->mw.pd = pd;
+	w->mw.type = type;
+	w->mw.handle = lo_new_handle();
+	/* rxe: a type 1 window starts valid (bindable), type 2 free */
+	w->valid = type == IBV_MW_TYPE_1;
 	pthread_rwlock_wrlock(&lo_mr_lock);
-	mw->rkey = lo_key_alloc();
+	w->mw.rkey = lo_key_alloc();
+	lo_mw_insert(w);
 	pthread_rwlock_unlock(&lo_mr_lock);
 	lo_pd_get(pd);
-	return mw;
+	return &w->mw;
 }
 
 int lo_dealloc_mw(struct ibv_mw *mw)
 {
+	struct lo_mw *w = (struct lo_mw *)mw;
+
+	pthread_rwlock_wrlock(&lo_mr_lock);
+	lo_mw_unbind(w);
+	lo_mw_remove(w);
+	pthread_rwlock_unlock(&lo_mr_lock);
 	lo_pd_put(mw->pd);
-	free(mw);
+	free(w);
 	return 0;
 }
 
+/*
+ * Execute a BIND_MW WR on qp now (a local operation: nothing goes to the
+ * peer): rxe_check_bind_mw's rules, then the window takes the new rkey's
+ * low byte.  0 or the errno rxe's check gives (the WR then completes with
+ * IBV_WC_MW_BIND_ERR).
+ */
+int lo_mw_bind_wr(struct ibv_qp *qp, struct ibv_mw *mw, uint32_t rkey,
+		  const struct ibv_mw_bind_info *bi)
+{
+	struct lo_mw *w = (struct lo_mw *)mw;
+	struct lo_mr *m = NULL;
+	int acc = bi->mw_access_flags;
+	int ret = EINVAL;
+
+	pthread_rwlock_wrlock(&lo_mr_lock);
+	if (!mw || lo_mw_find(mw->rkey) != w || (rkey & ~0xffU) !=
+	    (mw->rkey & ~0xffU))
+		goto out;
+	if (bi->length) {
+		m = bi->mr ? lo_mr_find(bi->mr->lkey) : NULL;
+		if (!m || &m->mr != bi->mr)
+			goto out;
+	}
+	if (mw->type == IBV_MW_TYPE_1 &&
+	    (!w->valid || (acc & IBV_ACCESS_ZERO_BASED)))
+		goto out;
+	if (mw->type == IBV_MW_TYPE_2 &&
+	    (w->mr || mw->pd != qp->pd || !m))
+		goto out;
+	if (m && ((m->access & IBV_ACCESS_ZERO_BASED) ||
+		  !(m->access & IBV_ACCESS_MW_BIND) ||
+		  m->mr.pd != mw->pd ||
+		  ((acc & (IBV_ACCESS_REMOTE_WRITE |
+			   IBV_ACCESS_REMOTE_ATOMIC)) &&
+		   !(m->access & IBV_ACCESS_LOCAL_WRITE))))
+		goto out;
+	if (m && (acc & IBV_ACCESS_ZERO_BASED) ?
+	    bi->length > m->mr.length :
+	    m && (bi->addr < m->iova || bi->addr + bi->length < bi->addr ||
+		  bi->addr + bi->length > m->iova + m->mr.length))
+		goto out;
+	lo_mw_unbind(w);
+	lo_mw_remove(w);
+	mw->rkey = rkey;
+	lo_mw_insert(w);
+	if (m) {
+		w->mr = m;
+		w->addr = bi->addr;
+		w->length = bi->length;
+		w->access = acc;
+		if (mw->type == IBV_MW_TYPE_2)
+			w->qp = qp;
+		w->valid = true;
+		lo_mw_nbound++;
+	}
+	ret = 0;
+out:
+	pthread_rwlock_unlock(&lo_mr_lock);
+	return ret;
+}
+
+/*
+ * Invalidate the window named by rkey (LOCAL_INV on qp's PD, or a
+ * SEND_WITH_INV's target): only a bound type 2 window can be, as on rxe
+ * (our MRs are user MRs, never invalidated).  0 or EINVAL.
+ */
+int lo_mw_invalidate(struct ibv_qp *qp, uint32_t rkey)
+{
+	struct lo_mw *w;
+	int ret = EINVAL;
+
+	pthread_rwlock_wrlock(&lo_mr_lock);
+	w = lo_mw_find(rkey);
+	if (w && w->mw.type == IBV_MW_TYPE_2 && w->mw.pd == qp->pd &&
+	    w->mr) {
+		lo_mw_unbind(w);
+		ret = 0;
+	}
+	pthread_rwlock_unlock(&lo_mr_lock);
+	return ret;
+}
+
+/*
+ * Type 1: the library's ibv_bind_mw checked type, PD and range; post the
+ * BIND WR (it completes as IBV_WC_BIND_MW) and give the window the next
+ * rkey, as rxe's provider does (an error completion leaves the program
+ * to undo it).
+ */
 int lo_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
 	       struct ibv_mw_bind *mw_bind)
 {
-	return EOPNOTSUPP;
+	struct ibv_send_wr wr, *bad;
+	int ret;
+
+	if (mw_bind->bind_info.mw_access_flags & IBV_ACCESS_ZERO_BASED)
+		return EINVAL;
+	memset(&wr, 0, sizeof(wr));
+	wr.opcode = IBV_WR_BIND_MW;
+	wr.wr_id = mw_bind->wr_id;
+	wr.send_flags = mw_bind->send_flags;
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info = mw_bind->bind_info;
+	ret = qp->context->ops.post_send(qp, &wr, &bad);
+	if (ret)
+		return ret;
+	mw->rkey = wr.bind_mw.rkey;
+	return 0;
 }
 
 /*

@@ -432,7 +432,7 @@ static void lo_resp_error(struct lo_qp *qp, uint64_t seq,
 static void *lo_remote_ptr(struct lo_qp *qp, struct lo_wire_hdr *h,
 			   uint32_t len, int access)
 {
-	return lo_key_ptr(qp->qp.pd, h->rkey, h->raddr, len, access);
+	return lo_rkey_ptr(&qp->qp, h->rkey, h->raddr, len, access);
 }
 
 /*
@@ -510,6 +510,7 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 {
 	bool rc = lo_qp_reliable(qp);
 	bool imm = h->op == LO_OP_SEND_IMM || h->op == LO_OP_WRITE_IMM;
+	bool inv;
 	enum ibv_wc_status st;
 	struct lo_recv *r;
 	struct lo_rq rq;
@@ -528,11 +529,16 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 		if (!r)
 			return LO_RNR;
 		st = lo_scatter(rq.pd, r->sg, r->num_sge, pay, h->len);
+		/* an rkey it cannot invalidate: an invalid request */
+		if (st == IBV_WC_SUCCESS && (h->flags & LO_WF_INV) &&
+		    lo_mw_invalidate(&qp->qp, h->imm))
+			st = IBV_WC_LOC_QP_OP_ERR;
 		if (st != IBV_WC_SUCCESS) {
 			lo_cqe(rq.cq, qp, r->wr_id, st, IBV_WC_RECV,
 			       0, h->src_qpn, 0, 0, false);
 			free(r);
-			lo_resp_error(qp, h->seq, st == IBV_WC_LOC_LEN_ERR ?
+			lo_resp_error(qp, h->seq, st == IBV_WC_LOC_LEN_ERR ||
+				      st == IBV_WC_LOC_QP_OP_ERR ?
 				      IBV_WC_REM_INV_REQ_ERR :
 				      IBV_WC_REM_OP_ERR,
 				      IBV_EVENT_QP_REQ_ERR);
@@ -543,9 +549,11 @@ static int lo_process_req(struct lo_qp *qp, struct lo_wire_hdr *h,
 		 * the requester saw its send complete, anything it tells us
 		 * out of band (a disconnect) finds our CQE already there.
 		 */
+		inv = h->flags & LO_WF_INV;
 		ok = lo_cqe(rq.cq, qp, r->wr_id, IBV_WC_SUCCESS,
 			    IBV_WC_RECV, h->len, h->src_qpn,
-			    imm ? h->imm : 0, imm ? IBV_WC_WITH_IMM : 0,
+			    imm || inv ? h->imm : 0,
+			    imm ? IBV_WC_WITH_IMM : inv ? IBV_WC_WITH_INV : 0,
 			    h->flags & LO_WF_SOLICITED);
 		free(r);
 		if (!ok) {
@@ -1183,14 +1191,35 @@ static void lo_x_unsup(struct ibv_qp_ex *qx)
 static void lo_wr_bind_mw(struct ibv_qp_ex *qx, struct ibv_mw *mw,
 			  uint32_t rkey, const struct ibv_mw_bind_info *bi)
 {
-	(void)mw, (void)rkey, (void)bi;
-	lo_x_unsup(qx);
+	struct ibv_send_wr *wr;
+
+	if (!mw || !bi) {
+		if (!lo_qpx(qx)->xerr)
+			lo_qpx(qx)->xerr = EINVAL;
+		return;
+	}
+	wr = lo_x_new(qx, IBV_WR_BIND_MW);
+	if (!wr)
+		return;
+	wr->bind_mw.mw = mw;
+	wr->bind_mw.rkey = rkey;
+	wr->bind_mw.bind_info = *bi;
 }
 
-static void lo_wr_inv(struct ibv_qp_ex *qx, uint32_t rkey)
+static void lo_wr_local_inv(struct ibv_qp_ex *qx, uint32_t rkey)
 {
-	(void)rkey;
-	lo_x_unsup(qx);
+	struct ibv_send_wr *wr = lo_x_new(qx, IBV_WR_LOCAL_INV);
+
+	if (wr)
+		wr->invalidate_rkey = rkey;
+}
+
+static void lo_wr_send_inv(struct ibv_qp_ex *qx, uint32_t rkey)
+{
+	struct ibv_send_wr *wr = lo_x_new(qx, IBV_WR_SEND_WITH_INV);
+
+	if (wr)
+		wr->invalidate_rkey = rkey;
 }
 
 static void lo_wr_atomic_write(struct ibv_qp_ex *qx, uint32_t rkey,
@@ -1355,8 +1384,8 @@ static void lo_set_send_ops(struct lo_qp *qp, uint64_t f)
 	LO_OP(ATOMIC_FETCH_AND_ADD, wr_atomic_fetch_add,
 	      lo_wr_atomic_fetch_add)
 	LO_OP(BIND_MW, wr_bind_mw, lo_wr_bind_mw)
-	LO_OP(LOCAL_INV, wr_local_inv, lo_wr_inv)
-	LO_OP(SEND_WITH_INV, wr_send_inv, lo_wr_inv)
+	LO_OP(LOCAL_INV, wr_local_inv, lo_wr_local_inv)
+	LO_OP(SEND_WITH_INV, wr_send_inv, lo_wr_send_inv)
 	LO_OP(ATOMIC_WRITE, wr_atomic_write, lo_wr_atomic_write)
 #undef LO_OP
 	x->wr_set_ud_addr = lo_wr_set_ud_addr;
@@ -1729,6 +1758,10 @@ static enum ibv_wc_opcode lo_wc_opcode(enum ibv_wr_opcode op)
 		return IBV_WC_COMP_SWAP;
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		return IBV_WC_FETCH_ADD;
+	case IBV_WR_BIND_MW:
+		return IBV_WC_BIND_MW;
+	case IBV_WR_LOCAL_INV:
+		return IBV_WC_LOCAL_INV;
 	default:
 		return IBV_WC_SEND;
 	}
@@ -1789,6 +1822,41 @@ void *lo_gather(struct lo_qp *qp, struct ibv_send_wr *wr, void *dst,
 	return d;
 }
 
+/*
+ * A local operation (BIND_MW, LOCAL_INV) done at post time, in order with
+ * the WRs before it; an error completes it with st and ends the QP, as
+ * rxe's requester does.
+ */
+static int lo_local_op(struct lo_qp *qp, struct ibv_send_wr *wr)
+{
+	enum ibv_wc_status st = IBV_WC_SUCCESS;
+	struct lo_swr *w;
+
+	if (wr->opcode == IBV_WR_BIND_MW) {
+		if (wr->num_sge || qp->qp.qp_type == IBV_QPT_XRC_SEND)
+			return EINVAL;
+		if (lo_mw_bind_wr(&qp->qp, wr->bind_mw.mw, wr->bind_mw.rkey,
+				  &wr->bind_mw.bind_info))
+			st = IBV_WC_MW_BIND_ERR;
+	} else if (lo_mw_invalidate(&qp->qp, wr->invalidate_rkey)) {
+		st = IBV_WC_LOC_QP_OP_ERR;
+	}
+	if (st != IBV_WC_SUCCESS)
+		return lo_swr_fail(qp, wr, st);
+	w = calloc(1, sizeof(*w));
+	if (!w)
+		return ENOMEM;
+	w->wr_id = wr->wr_id;
+	w->seq = ++qp->next_seq;
+	w->opcode = lo_wc_opcode(wr->opcode);
+	w->signaled = qp->sq_sig_all || (wr->send_flags & IBV_SEND_SIGNALED);
+	w->done = true;
+	w->status = IBV_WC_SUCCESS;
+	lo_list_add_tail(&qp->swrs, &w->link);
+	qp->nswr++;
+	return 0;
+}
+
 /* Build the frame for one send WR (gathering now, as the HCA would). */
 static int lo_post_one(struct lo_qp *qp, struct ibv_send_wr *wr)
 {
@@ -1805,6 +1873,8 @@ static int lo_post_one(struct lo_qp *qp, struct ibv_send_wr *wr)
 	bool notify = false;
 	int i;
 
+	if (wr->opcode == IBV_WR_BIND_MW || wr->opcode == IBV_WR_LOCAL_INV)
+		return lo_local_op(qp, wr);
 	for (i = 0; i < wr->num_sge; i++)
 		total += wr->sg_list[i].length;
 	if (inl && (read || total > qp->cap.max_inline_data))
@@ -1828,6 +1898,11 @@ static int lo_post_one(struct lo_qp *qp, struct ibv_send_wr *wr)
 	case IBV_WR_SEND_WITH_IMM:
 		h.op = LO_OP_SEND_IMM;
 		h.imm = wr->imm_data;
+		break;
+	case IBV_WR_SEND_WITH_INV:
+		h.op = LO_OP_SEND;
+		h.flags |= LO_WF_INV;
+		h.imm = wr->invalidate_rkey;
 		break;
 	case IBV_WR_RDMA_WRITE:
 		h.op = LO_OP_WRITE;

@@ -175,7 +175,11 @@ static void test_mw(void)
 	bind.bind_info.mr = mr;
 	bind.bind_info.addr = (uintptr_t)buf;
 	bind.bind_info.length = sizeof(buf);
-	CHECK(ibv_bind_mw(NULL, mw1, &bind) == EOPNOTSUPP);
+	/* the library's checks, before any QP is touched */
+	CHECK(ibv_bind_mw(NULL, mw2, &bind) == EINVAL);
+	bind.bind_info.mr = NULL;
+	CHECK(ibv_bind_mw(NULL, mw1, &bind) == EINVAL);
+	bind.bind_info.mr = mr;
 	CHECK(ibv_dereg_mr(mr) == 0);
 	CHECK(ibv_dealloc_pd(pd) == EBUSY);
 	CHECK(ibv_dealloc_mw(mw1) == 0);

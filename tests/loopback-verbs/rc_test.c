@@ -16,6 +16,8 @@
  * ibv_create_ah_from_wc, Q_Key mismatch dropped, multicast.  The
  * ibv_wr_* API (send, inline, write, read, atomic, a batch, abort, the
  * errors wr_complete returns, the send_ops_flags refused as on rxe).
+ * Memory windows: type 1 and 2 binds, RDMA through them, out of range,
+ * local invalidate and send with invalidate, binds rxe refuses.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -1244,9 +1246,8 @@ static void test_qpx(void)
 			(uintptr_t)eps[A].buf, 1, eps[A].mr->lkey };
 		ibv_wr_set_sge_list(qx, 3, sg);
 		CHECK(ibv_wr_complete(qx) == ENOSPC);
-		/* Accepted at create as on rxe, not emulated. */
-		CHECK(qpx_post(24, IBV_WR_BIND_MW, 0, 8, false) ==
-		      EOPNOTSUPP);
+		/* a bind with no window fails the batch */
+		CHECK(qpx_post(24, IBV_WR_BIND_MW, 0, 8, false) == EINVAL);
 		expect_empty(eps[A].scq);
 	}
 	DO(B) {
@@ -1255,6 +1256,213 @@ static void test_qpx(void)
 	}
 	barrier();
 	teardown_pair();
+}
+
+/*
+ * Memory windows on B's QP over a second MR of B's (MW_BIND): a type 1
+ * window on [1024, 1536) by ibv_bind_mw, a type 2 on [2048, 2304) by
+ * IBV_WR_BIND_MW (or ibv_wr_bind_mw on an extended QP); A learns their
+ * rkeys (in peer[A].rkey and .qpn).
+ */
+static struct ibv_mr *mw_mr;
+static struct ibv_mw *mws[2];
+
+static void mw_bind2(struct ep *e, uint64_t wr_id, struct ibv_mw *mw,
+		     struct ibv_mr *mr, size_t off, size_t len, int acc)
+{
+	struct ibv_send_wr wr = {
+		.wr_id = wr_id, .opcode = IBV_WR_BIND_MW,
+		.send_flags = IBV_SEND_SIGNALED,
+	};
+	struct ibv_send_wr *bad;
+
+	wr.bind_mw.mw = mw;
+	wr.bind_mw.rkey = ibv_inc_rkey(mw->rkey);
+	wr.bind_mw.bind_info.mr = mr;
+	wr.bind_mw.bind_info.addr = (uintptr_t)e->buf + off;
+	wr.bind_mw.bind_info.length = len;
+	wr.bind_mw.bind_info.mw_access_flags = acc;
+	CHECK(ibv_post_send(e->qp, &wr, &bad) == 0);
+	mw->rkey = wr.bind_mw.rkey;
+}
+
+static void mw_begin(void)
+{
+	struct info mine = { 0 };
+
+	setup_pair();
+	DO(B) {
+		struct ep *e = &eps[B];
+		struct ibv_mw_bind bind = {
+			.wr_id = 50, .send_flags = IBV_SEND_SIGNALED,
+		};
+		uint32_t old;
+
+		memset(e->buf + 2048, 0x3d, 256);
+		mw_mr = ibv_reg_mr(e->pd, e->buf, BUF_SIZE,
+				   IBV_ACCESS_LOCAL_WRITE |
+				   IBV_ACCESS_REMOTE_WRITE |
+				   IBV_ACCESS_REMOTE_READ |
+				   IBV_ACCESS_MW_BIND);
+		mws[0] = ibv_alloc_mw(e->pd, IBV_MW_TYPE_1);
+		mws[1] = ibv_alloc_mw(e->pd, IBV_MW_TYPE_2);
+		CHECK(mw_mr && mws[0] && mws[1]);
+		bind.bind_info.mr = mw_mr;
+		bind.bind_info.addr = (uintptr_t)e->buf + 1024;
+		bind.bind_info.length = 512;
+		bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE |
+						 IBV_ACCESS_REMOTE_READ;
+		old = mws[0]->rkey;
+		CHECK(ibv_bind_mw(e->qp, mws[0], &bind) == 0);
+		CHECK(mws[0]->rkey == ibv_inc_rkey(old));
+		expect_wc(e->scq, 50, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+		mw_bind2(e, 51, mws[1], mw_mr, 2048, 256,
+			 IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_REMOTE_READ);
+		expect_wc(e->scq, 51, IBV_WC_SUCCESS, IBV_WC_BIND_MW);
+		/* rxe: not while windows are bound to it */
+		CHECK(ibv_dereg_mr(mw_mr) == EINVAL);
+		mine.rkey = mws[0]->rkey;
+		mine.qpn = mws[1]->rkey;
+		mine.addr = (uintptr_t)e->buf;
+		exchange(B, &mine);
+	}
+	DO(A) {
+		if (me >= 0)
+			exchange(A, &mine);
+	}
+}
+
+static void mw_end(void)
+{
+	DO(B) {
+		CHECK(ibv_dealloc_mw(mws[0]) == 0);
+		CHECK(ibv_dealloc_mw(mws[1]) == 0);
+		CHECK(ibv_dereg_mr(mw_mr) == 0);
+	}
+	teardown_pair();
+}
+
+/* B sees the access error its QP raised (QP_ACCESS_ERR). */
+static void mw_access_err(void)
+{
+	DO(B) {
+		struct ibv_async_event ev;
+
+		wait_readable(eps[B].ctx->async_fd);
+		CHECK(ibv_get_async_event(eps[B].ctx, &ev) == 0);
+		CHECK(ev.event_type == IBV_EVENT_QP_ACCESS_ERR &&
+		      ev.element.qp == eps[B].qp);
+		ibv_ack_async_event(&ev);
+	}
+}
+
+static void test_mw(void)
+{
+	struct ep *a = &eps[A];
+
+	step = "mw-rdma";
+	mw_begin();
+	DO(A) {
+		memset(a->buf, 0x5c, 64);
+		post_send(a, 60, IBV_WR_RDMA_WRITE, 0, 64, IBV_SEND_SIGNALED,
+			  a->mr->lkey, peer[A].addr + 1024 + 448,
+			  peer[A].rkey, 0);
+		expect_wc(a->scq, 60, IBV_WC_SUCCESS, IBV_WC_RDMA_WRITE);
+		post_send(a, 61, IBV_WR_RDMA_READ, 512, 256,
+			  IBV_SEND_SIGNALED, a->mr->lkey,
+			  peer[A].addr + 2048, peer[A].qpn, 0);
+		expect_wc(a->scq, 61, IBV_WC_SUCCESS, IBV_WC_RDMA_READ);
+		CHECK(a->buf[512] == 0x3d && a->buf[767] == 0x3d);
+	}
+	barrier();
+	DO(B) CHECK(eps[B].buf[1472] == 0x5c && eps[B].buf[1535] == 0x5c &&
+		    eps[B].buf[1536] == 0);
+	DO(A) {
+		/* one byte past the type 2 window */
+		post_send(a, 62, IBV_WR_RDMA_READ, 512, 8, IBV_SEND_SIGNALED,
+			  a->mr->lkey, peer[A].addr + 2304 - 7,
+			  peer[A].qpn, 0);
+		expect_wc(a->scq, 62, IBV_WC_REM_ACCESS_ERR, 0);
+	}
+	mw_access_err();
+	mw_end();
+
+	step = "mw-local-inv";
+	mw_begin();
+	DO(B) {
+		struct ibv_send_wr wr = {
+			.wr_id = 63, .opcode = IBV_WR_LOCAL_INV,
+			.send_flags = IBV_SEND_SIGNALED,
+		}, *bad;
+
+		wr.invalidate_rkey = mws[1]->rkey;
+		CHECK(ibv_post_send(eps[B].qp, &wr, &bad) == 0);
+		expect_wc(eps[B].scq, 63, IBV_WC_SUCCESS, IBV_WC_LOCAL_INV);
+	}
+	barrier();
+	DO(A) {
+		post_send(a, 64, IBV_WR_RDMA_WRITE, 0, 8, IBV_SEND_SIGNALED,
+			  a->mr->lkey, peer[A].addr + 2048, peer[A].qpn, 0);
+		expect_wc(a->scq, 64, IBV_WC_REM_ACCESS_ERR, 0);
+	}
+	mw_access_err();
+	mw_end();
+
+	step = "mw-send-inv";
+	mw_begin();
+	DO(B) post_recv(&eps[B], 65, 0, 64);
+	barrier();
+	DO(A) {
+		struct ibv_sge sge = { (uintptr_t)a->buf, 16, a->mr->lkey };
+		struct ibv_send_wr wr = {
+			.wr_id = 66, .opcode = IBV_WR_SEND_WITH_INV,
+			.send_flags = IBV_SEND_SIGNALED,
+			.sg_list = &sge, .num_sge = 1,
+		}, *bad;
+
+		wr.invalidate_rkey = peer[A].qpn;
+		CHECK(ibv_post_send(a->qp, &wr, &bad) == 0);
+		expect_wc(a->scq, 66, IBV_WC_SUCCESS, IBV_WC_SEND);
+	}
+	DO(B) {
+		struct ibv_wc wc;
+
+		wait_wc(eps[B].rcq, &wc);
+		CHECK(wc.wr_id == 65 && wc.status == IBV_WC_SUCCESS &&
+		      (wc.wc_flags & IBV_WC_WITH_INV) &&
+		      wc.invalidated_rkey == mws[1]->rkey);
+	}
+	barrier();
+	DO(A) {
+		post_send(a, 67, IBV_WR_RDMA_READ, 512, 8, IBV_SEND_SIGNALED,
+			  a->mr->lkey, peer[A].addr + 2048, peer[A].qpn, 0);
+		expect_wc(a->scq, 67, IBV_WC_REM_ACCESS_ERR, 0);
+	}
+	mw_access_err();
+	mw_end();
+
+	step = "mw-refused";
+	mw_begin();
+	DO(B) {
+		struct ep *e = &eps[B];
+		struct ibv_mw_bind bind = {
+			.wr_id = 68, .send_flags = IBV_SEND_SIGNALED,
+		};
+
+		/* a type 1 window is never zero based (rxe's provider) */
+		bind.bind_info.mr = mw_mr;
+		bind.bind_info.addr = (uintptr_t)e->buf;
+		bind.bind_info.length = 64;
+		bind.bind_info.mw_access_flags = IBV_ACCESS_ZERO_BASED;
+		CHECK(ibv_bind_mw(e->qp, mws[0], &bind) == EINVAL);
+		/* an MR registered without MW_BIND cannot take one */
+		bind.bind_info.mr = e->mr;
+		bind.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_READ;
+		CHECK(ibv_bind_mw(e->qp, mws[0], &bind) == 0);
+		expect_wc(e->scq, 68, IBV_WC_MW_BIND_ERR, 0);
+		CHECK(e->qp->state == IBV_QPS_ERR);
+	}
+	mw_end();
 }
 
 int main(int argc, char **argv)
@@ -1283,6 +1491,7 @@ int main(int argc, char **argv)
 	test_peer_gone();
 	test_ud();
 	test_qpx();
+	test_mw();
 	if (pid) {
 		CHECK(waitpid(pid, &st, 0) == pid);
 		CHECK(WIFEXITED(st) && WEXITSTATUS(st) == 0);
