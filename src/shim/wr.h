@@ -18,6 +18,7 @@ struct ibv_pd;
 struct ibv_qp;
 struct ibv_cq;
 struct ibv_srq;
+struct ibv_mw;
 
 void rc_wr_wrap_(struct ibv_context *ctx);
 void rc_wr_forget_(struct ibv_context *ctx);
@@ -32,6 +33,7 @@ unsigned rc_wr_unpolled_(const struct ibv_qp *qp);
 void rc_wr_srq_gone_(struct ibv_srq *srq);
 void rc_wr_cq_gone_(struct ibv_cq *cq);
 void rc_wr_cq_lost_(struct ibv_cq *cq);
+void rc_wr_mw_gone_(struct ibv_mw *mw);
 
 static inline bool rc_wr_on(void)
 {
@@ -128,6 +130,13 @@ static inline void rc_wr_cq_lost(struct ibv_cq *cq)
 {
 	if (rc_wr_on())
 		rc_wr_cq_lost_(cq);
+}
+
+/* Before ibv_dealloc_mw: the window's rkey no longer names its MR. */
+static inline void rc_wr_mw_gone(struct ibv_mw *mw)
+{
+	if (rc_wr_on())
+		rc_wr_mw_gone_(mw);
 }
 
 /* track_buffers (wrap_wr.c): is [p, p + len) covered by a live MR?  Fills

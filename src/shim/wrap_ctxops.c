@@ -10,8 +10,8 @@
  * context, before anyone else has it, those operations are replaced by
  * the functions here, which follow the call as a wrapper does and call
  * the provider's.  The data-path operations (post, poll, notify, bind_mw)
- * are not touched here: with track_wr=1, wrap_wr.c follows post and poll,
- * and the ibv_wr_* operations of a QP made with send_ops_flags.
+ * are not touched here: with track_wr=1, wrap_wr.c follows post, poll and
+ * bind_mw, and the ibv_wr_* operations of a QP made with send_ops_flags.
  *
  * Contexts we never see opened (a provider's own open, such as
  * mlx5dv_open_device) keep their operations: objects made on them are
@@ -448,6 +448,9 @@ static struct ibv_mw *t_alloc_mw(struct ibv_pd *pd, enum ibv_mw_type type)
 
 static int t_dealloc_mw(struct ibv_mw *mw)
 {
+	/* Its rkey names nothing from now on (a dealloc that fails loses
+	 * the window's bind: a finding missed, never a false one). */
+	rc_wr_mw_gone(mw);
 	DESTROY(ibv_dealloc_mw, dealloc_mw, RC_K_MW, mw,
 		ORIGC(mw->context, dealloc_mw));
 }

@@ -10,6 +10,8 @@
  * the same for WRs built through a QP's ibv_wr_* operations (replaced in
  * its struct ibv_qp_ex when it is made with send_ops_flags; checked at
  * wr_complete),
+ * memory windows bound (ibv_bind_mw, IBV_WR_BIND_MW, ibv_wr_bind_mw) so
+ * that an RDMA WR through a window's rkey holds the MR it is bound to,
  * destroy-qp-with-unpolled-completions (at ibv_destroy_qp).  The MR table
  * (live MRs by lkey, with their ranges) also serves track_buffers=1
  * (wrap_buf.c).  With both options off nothing here runs: the operations
@@ -47,6 +49,9 @@ struct mr_rec {
 	unsigned access;
 	unsigned inflight;		/* WRs not retired that use it */
 	unsigned rinflight;		/* of those, by its rkey */
+	unsigned mwinflight;		/* of those, through a window */
+	uint32_t mw_rkey;		/* the last window's rkey, range */
+	uint64_t mw_addr, mw_len;
 	bool rhashed;
 	bool dead;			/* deregistered, kept for them */
 };
@@ -60,7 +65,7 @@ struct cq_rec {
 	bool lost;			/* CQ_ERR seen: what it owed is gone */
 };
 
-enum { E_SIG = 1, E_CNT = 2 };
+enum { E_SIG = 1, E_CNT = 2, E_MW = 4 };
 
 struct ent {
 	uint64_t wr_id;
@@ -69,6 +74,26 @@ struct ent {
 	struct mr_rec *mr0;		/* nmr == 1 */
 	struct mr_rec **mrs;		/* nmr > 1 */
 	struct mr_rec *rmr;		/* the MR of ours its rkey names */
+};
+
+/*
+ * A memory window of ours seen bound: while bound, its rkey names
+ * [addr, addr + length) of the MR (ctx, lkey) that was mr at the bind.
+ * A bind counts from its post (in order with the WRs after it, as the
+ * HCA executes it); an unbind, a rebind, a LOCAL_INV or SEND_WITH_INV
+ * of its rkey, or ibv_dealloc_mw ends it.
+ */
+struct mw_rec {
+	struct mw_rec *next_h;		/* chain by window */
+	struct mw_rec *next_r;		/* chain by rkey, while bound */
+	const struct ibv_mw *mw;
+	const struct ibv_context *ctx;
+	const void *pd;			/* its MR's (the window's) PD */
+	const void *qp;			/* type 2: the QP it is bound on */
+	const struct ibv_mr *mr;
+	uint32_t lkey, rkey;
+	uint64_t addr, length;
+	bool type2, bound;
 };
 
 struct ring {
@@ -122,6 +147,13 @@ static struct cq_rec *cq_tab[NB];
 static struct wq_rec *wq_by_h[NB], *wq_by_n[NB];
 static struct wq_rec *last_wq;		/* the last poll's QP */
 static unsigned live_mrs;		/* rc_wr_mr_covers' fast answer */
+static struct mw_rec *mw_tab[NB];	/* windows seen bound, by handle */
+static struct mw_rec *mw_rtab[NB];	/* bound windows, by rkey */
+static unsigned bound_mws;		/* rkey_use's fast answer */
+/* The window this thread's ibv_bind_mw is binding: the provider's BIND
+ * WR (posted through the context's post_send, as the loopback does) is
+ * the one t_bind_mw recorded. */
+static RC_TLS const struct ibv_mw *binding;
 
 static inline void wr_take(void)
 {
@@ -158,6 +190,8 @@ struct wops {
 	int (*post_srq_recv)(struct ibv_srq *, struct ibv_recv_wr *,
 			     struct ibv_recv_wr **);
 	int (*poll_cq)(struct ibv_cq *, int, struct ibv_wc *);
+	int (*bind_mw)(struct ibv_qp *, struct ibv_mw *,
+		       struct ibv_mw_bind *);
 };
 static struct wops wctx[MAX_CTX];
 static struct wops last_ops;		/* contexts of one provider share */
@@ -286,8 +320,11 @@ static void ent_release(struct ent *e, struct cq_rec *cq)
 			mr_put(e->mrs[i]);
 		free(e->mrs);
 	}
-	if (RC_UNLIKELY(e->rmr != NULL))
+	if (RC_UNLIKELY(e->rmr != NULL)) {
+		if (e->flags & E_MW)
+			e->rmr->mwinflight--;
 		mr_rput(e->rmr);
+	}
 	if ((e->flags & E_CNT) && cq)
 		cq->outstanding--;
 }
@@ -672,13 +709,141 @@ static void unpost(const void *h, bool send, const void *wr, const void *bad,
 	unpost_n(h, send, k);
 }
 
+/* ---- memory windows (wr_lock held) ------------------------------------ */
+
+static struct mw_rec *mw_of(const struct ibv_mw *mw)
+{
+	struct mw_rec *x;
+
+	for (x = mw_tab[hptr(mw)]; x; x = x->next_h)
+		if (x->mw == mw)
+			return x;
+	return NULL;
+}
+
+static struct mw_rec *mw_find_r(const struct ibv_context *ctx,
+				 uint32_t rkey)
+{
+	struct mw_rec *x;
+
+	for (x = mw_rtab[hkey(ctx, rkey)]; x; x = x->next_r)
+		if (x->rkey == rkey && x->ctx == ctx)
+			return x;
+	return NULL;
+}
+
+static void mw_unbind(struct mw_rec *x)
+{
+	struct mw_rec **pp = &mw_rtab[hkey(x->ctx, x->rkey)];
+
+	if (!x->bound)
+		return;
+	for (; *pp; pp = &(*pp)->next_r)
+		if (*pp == x) {
+			*pp = x->next_r;
+			break;
+		}
+	x->bound = false;
+	bound_mws--;
+}
+
 /*
- * An RDMA or atomic WR r on w whose rkey names an MR of ours: the one of
- * that rkey on the PD of w's peer, when the peer is a QP of ours on the
- * same context (an rkey means nothing outside the peer's device and
- * PD).  The MR is then in use by the entry until it is retired.
+ * mw bound by a BIND WR posted on w (or ibv_bind_mw returning 0): rkey
+ * names bi's range of its MR from now on, the rkey it had before
+ * nothing.  A bind of length 0 unbinds; an MR we do not know binds
+ * nothing (the bind fails).
  */
-static NOINLINE void rkey_use(struct wq_rec *w, const struct ibv_send_wr *r,
+static void mw_bind(struct wq_rec *w, const struct ibv_mw *mw, uint32_t rkey,
+		    const struct ibv_mw_bind_info *bi)
+{
+	struct mw_rec *x = mw_of(mw);
+	struct mr_rec *m = NULL;
+	unsigned b;
+
+	if (x)
+		mw_unbind(x);
+	if (bi && bi->mr && bi->length &&
+	    (m = mr_find(w->ctx, bi->mr->lkey)) && m->mr != bi->mr)
+		m = NULL;
+	if (!m)
+		return;
+	if (!x) {
+		if (!(x = calloc(1, sizeof(*x))))
+			return;
+		x->mw = mw;
+		b = hptr(mw);
+		x->next_h = mw_tab[b];
+		mw_tab[b] = x;
+	}
+	x->ctx = w->ctx;
+	x->pd = m->pd;
+	x->type2 = mw->type == IBV_MW_TYPE_2;
+	x->qp = x->type2 ? w->h : NULL;
+	x->mr = m->mr;
+	x->lkey = m->lkey;
+	x->rkey = rkey;
+	x->addr = bi->addr;
+	x->length = bi->length;
+	b = hkey(x->ctx, rkey);
+	x->next_r = mw_rtab[b];
+	mw_rtab[b] = x;
+	x->bound = true;
+	bound_mws++;
+}
+
+/* The windows bound on a QP that goes are bound to nothing. */
+static void mw_qp_gone(const void *qp)
+{
+	struct mw_rec *x;
+	unsigned b;
+
+	for (b = 0; b < NB && bound_mws; b++)
+		for (x = mw_tab[b]; x; x = x->next_h)
+			if (x->qp == qp)
+				mw_unbind(x);
+}
+
+/* LOCAL_INV (pd: the QP's) or SEND_WITH_INV (the peer's) of rkey: only a
+ * type 2 window is invalidated (an MR or a type 1 window fails it). */
+static void mw_inval(const struct ibv_context *ctx, uint32_t rkey,
+		     const void *pd)
+{
+	struct mw_rec *x;
+
+	if (bound_mws && (x = mw_find_r(ctx, rkey)) && x->type2 &&
+	    x->pd == pd)
+		mw_unbind(x);
+}
+
+/*
+ * The MR of ours that an RDMA or atomic WR posted on w, for the peer t,
+ * reaches through the window named by rkey (no MR has it): the window's
+ * PD is t's, a type 2 window is bound on t, the MR still the one bound.
+ */
+static struct mr_rec *mw_target(const struct wq_rec *t, uint32_t rkey)
+{
+	struct mw_rec *x = mw_find_r(t->ctx, rkey);
+	struct mr_rec *m;
+
+	if (!x || x->pd != t->pd || (x->type2 && x->qp != t->h) ||
+	    !(m = mr_find(x->ctx, x->lkey)) || m->mr != x->mr)
+		return NULL;
+	m->mw_rkey = rkey;
+	m->mw_addr = x->addr;
+	m->mw_len = x->length;
+	return m;
+}
+
+/*
+ * What a WR r other than a SEND does to the tables as it is posted on w:
+ * a bind or invalidation changes the windows; an RDMA or atomic WR whose
+ * rkey names an MR of ours (the one of that rkey on the PD of w's peer,
+ * when the peer is a QP of ours on the same context: an rkey means
+ * nothing outside the peer's device and PD), or a window bound to one,
+ * holds that MR until the entry is retired.  True: r is the BIND WR of
+ * this thread's ibv_bind_mw, whose entry t_bind_mw made.
+ */
+static NOINLINE bool rkey_use(struct wq_rec *w, const struct ibv_send_wr *r,
 			      struct ent *e)
 {
 	struct wq_rec *t;
@@ -695,16 +860,42 @@ static NOINLINE void rkey_use(struct wq_rec *w, const struct ibv_send_wr *r,
 	case IBV_WR_ATOMIC_FETCH_AND_ADD:
 		rkey = r->wr.atomic.rkey;
 		break;
+	case IBV_WR_BIND_MW:
+		if (!r->bind_mw.mw)
+			return false;
+		if (RC_UNLIKELY(binding == r->bind_mw.mw))
+			return true;
+		mw_bind(w, r->bind_mw.mw, r->bind_mw.rkey,
+			&r->bind_mw.bind_info);
+		return false;
+	case IBV_WR_LOCAL_INV:
+		mw_inval(w->ctx, r->invalidate_rkey, w->pd);
+		return false;
+	case IBV_WR_SEND_WITH_INV:
+		if (w->dest_done && w->dest_qpn != UINT32_MAX &&
+		    (t = wq_find_num(w->ctx, w->dest_qpn)))
+			mw_inval(w->ctx, r->invalidate_rkey, t->pd);
+		return false;
 	default:
-		return;
+		return false;
 	}
-	if (w->dest_qpn == UINT32_MAX ||
-	    !(t = wq_find_num(w->ctx, w->dest_qpn)) ||
-	    !(m = mr_find_r(w->ctx, rkey)) || m->pd != t->pd)
-		return;
+	if (!w->dest_done || w->dest_qpn == UINT32_MAX ||
+	    !(t = wq_find_num(w->ctx, w->dest_qpn)))
+		return false;
+	m = mr_find_r(w->ctx, rkey);
+	if (m && m->pd != t->pd)
+		return false;
+	/* A window only when no MR has the key. */
+	if (!m) {
+		if (!bound_mws || !(m = mw_target(t, rkey)))
+			return false;
+		e->flags |= E_MW;
+		m->mwinflight++;
+	}
 	e->rmr = m;
 	m->inflight++;
 	m->rinflight++;
+	return false;
 }
 
 /* The send WRs wr posted on w (wr_lock held): checked and appended;
@@ -749,8 +940,13 @@ post_sends(struct wq_rec *w, struct ibv_qp *qp, struct ibv_send_wr *wr,
 				sge_check(w, &r->sg_list[i], i, r->wr_id,
 					  need, e, ps);
 		}
-		if (RC_UNLIKELY(r->opcode != IBV_WR_SEND) && w->dest_done)
-			rkey_use(w, r, e);
+		if (RC_UNLIKELY(r->opcode != IBV_WR_SEND) &&
+		    RC_UNLIKELY(rkey_use(w, r, e))) {
+			/* the bind's own entry, made by t_bind_mw */
+			ent_release(&w->sq.e[--w->sq.tail & w->sq.mask], NULL);
+			k--;
+			continue;
+		}
 		if (e->flags & E_SIG)
 			count_cq(w, w->scq, e, qp->send_cq, ps);
 	}
@@ -778,9 +974,56 @@ static int t_post_send(struct ibv_qp *qp, struct ibv_send_wr *wr,
 	if (RC_UNLIKELY(ps.n))
 		REPORT(RC_FN_ibv_post_send, &ps);
 	ret = fn(qp, wr, bad);
-	if (RC_UNLIKELY(ret) && w)
+	/* (a refused BIND WR of ibv_bind_mw: t_bind_mw takes it back) */
+	if (RC_UNLIKELY(ret) && w && !binding)
 		unpost(qp, true, wr, bad ? *bad : NULL,
 		       offsetof(struct ibv_send_wr, next));
+	return ret;
+}
+
+/*
+ * ibv_bind_mw (type 1): its BIND WR is recorded before the provider posts
+ * it (the provider may post it through the context's post_send: that
+ * call records nothing); the window's new rkey is known when the
+ * provider returns 0, and names the bound range from then on.
+ */
+static int t_bind_mw(struct ibv_qp *qp, struct ibv_mw *mw,
+		     struct ibv_mw_bind *mb)
+{
+	__typeof__(ops_of(0)->bind_mw) fn = ops_of(qp->context)->bind_mw;
+	struct ibv_send_wr wr;
+	struct pends ps;
+	struct wq_rec *w;
+	uint32_t k = 0;
+	int ret;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = mb->wr_id;
+	wr.send_flags = mb->send_flags;
+	/* no window: its rkey is not known yet */
+	wr.opcode = IBV_WR_BIND_MW;
+	ps.n = 0;
+	wr_take();
+	w = wq_find(qp);
+	if (RC_UNLIKELY(!w))
+		w = qp_learn(qp);
+	if (w)
+		k = post_sends(w, qp, &wr, &ps);
+	wr_drop();
+	if (RC_UNLIKELY(ps.n))
+		REPORT(RC_FN_ibv_bind_mw, &ps);
+	binding = mw;
+	ret = fn(qp, mw, mb);
+	binding = NULL;
+	if (ret) {
+		if (k)
+			unpost_n(qp, true, k);
+		return ret;
+	}
+	wr_take();
+	if ((w = wq_find(qp)))
+		mw_bind(w, mw, mw->rkey, &mb->bind_info);
+	wr_drop();
 	return ret;
 }
 
@@ -897,10 +1140,12 @@ static struct xq *xq_of(struct ibv_qp_ex *qx, const struct ibv_qp_ex **o)
 	return w ? w->x : NULL;
 }
 
-/* A builder: a new WR in the batch (none when memory ran out). */
+/* A builder: a new WR in the batch (none when memory ran out); rkey is
+ * the remote one, or the one to invalidate, or the bind's new one. */
 static const struct ibv_qp_ex *x_add(struct ibv_qp_ex *qx,
 				     enum ibv_wr_opcode op, uint32_t rkey,
-				     uint64_t raddr)
+				     uint64_t raddr, struct ibv_mw *mw,
+				     const struct ibv_mw_bind_info *bi)
 {
 	const struct ibv_qp_ex *o;
 	struct xwr *b;
@@ -928,6 +1173,14 @@ static const struct ibv_qp_ex *x_add(struct ibv_qp_ex *qx,
 		    op == IBV_WR_ATOMIC_FETCH_AND_ADD) {
 			b->wr.wr.atomic.rkey = rkey;
 			b->wr.wr.atomic.remote_addr = raddr;
+		} else if (op == IBV_WR_LOCAL_INV ||
+			   op == IBV_WR_SEND_WITH_INV) {
+			b->wr.invalidate_rkey = rkey;
+		} else if (op == IBV_WR_BIND_MW) {
+			b->wr.bind_mw.mw = mw;
+			b->wr.bind_mw.rkey = rkey;
+			if (bi)
+				b->wr.bind_mw.bind_info = *bi;
 		} else {
 			b->wr.wr.rdma.rkey = rkey;
 			b->wr.wr.rdma.remote_addr = raddr;
@@ -969,44 +1222,48 @@ static const struct ibv_qp_ex *x_set(struct ibv_qp_ex *qx, size_t n,
 	return o;
 }
 
-/* The builders: field, opcode, rkey and remote address, prototype. */
+/* The builders: field, opcode, rkey, remote address, window and bind,
+ * prototype. */
 #define RC_X_BUILDERS(X) \
-	X(wr_send, IBV_WR_SEND, 0, 0, (struct ibv_qp_ex *qx), (qx)) \
-	X(wr_send_imm, IBV_WR_SEND_WITH_IMM, 0, 0, \
+	X(wr_send, IBV_WR_SEND, 0, 0, NULL, NULL, (struct ibv_qp_ex *qx), (qx)) \
+	X(wr_send_imm, IBV_WR_SEND_WITH_IMM, 0, 0, NULL, NULL, \
 	  (struct ibv_qp_ex *qx, __be32 imm), (qx, imm)) \
-	X(wr_send_inv, IBV_WR_SEND_WITH_INV, 0, 0, \
+	X(wr_send_inv, IBV_WR_SEND_WITH_INV, inv, 0, NULL, NULL, \
 	  (struct ibv_qp_ex *qx, uint32_t inv), (qx, inv)) \
-	X(wr_send_tso, IBV_WR_TSO, 0, 0, \
+	X(wr_send_tso, IBV_WR_TSO, 0, 0, NULL, NULL, \
 	  (struct ibv_qp_ex *qx, void *hdr, uint16_t hsz, uint16_t mss), \
 	  (qx, hdr, hsz, mss)) \
-	X(wr_rdma_write, IBV_WR_RDMA_WRITE, rkey, raddr, \
+	X(wr_rdma_write, IBV_WR_RDMA_WRITE, rkey, raddr, NULL, NULL, \
 	  (struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr), \
 	  (qx, rkey, raddr)) \
 	X(wr_rdma_write_imm, IBV_WR_RDMA_WRITE_WITH_IMM, rkey, raddr, \
+	  NULL, NULL, \
 	  (struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, \
 	   __be32 imm), (qx, rkey, raddr, imm)) \
-	X(wr_rdma_read, IBV_WR_RDMA_READ, rkey, raddr, \
+	X(wr_rdma_read, IBV_WR_RDMA_READ, rkey, raddr, NULL, NULL, \
 	  (struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr), \
 	  (qx, rkey, raddr)) \
 	X(wr_atomic_cmp_swp, IBV_WR_ATOMIC_CMP_AND_SWP, rkey, raddr, \
+	  NULL, NULL, \
 	  (struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, \
 	   uint64_t cmp, uint64_t swap), (qx, rkey, raddr, cmp, swap)) \
 	X(wr_atomic_fetch_add, IBV_WR_ATOMIC_FETCH_AND_ADD, rkey, raddr, \
+	  NULL, NULL, \
 	  (struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, \
 	   uint64_t add), (qx, rkey, raddr, add)) \
-	X(wr_atomic_write, IBV_WR_ATOMIC_WRITE, rkey, raddr, \
+	X(wr_atomic_write, IBV_WR_ATOMIC_WRITE, rkey, raddr, NULL, NULL, \
 	  (struct ibv_qp_ex *qx, uint32_t rkey, uint64_t raddr, \
 	   const void *d), (qx, rkey, raddr, d)) \
-	X(wr_bind_mw, IBV_WR_BIND_MW, 0, 0, \
+	X(wr_bind_mw, IBV_WR_BIND_MW, rkey, 0, mw, bi, \
 	  (struct ibv_qp_ex *qx, struct ibv_mw *mw, uint32_t rkey, \
 	   const struct ibv_mw_bind_info *bi), (qx, mw, rkey, bi)) \
-	X(wr_local_inv, IBV_WR_LOCAL_INV, 0, 0, \
+	X(wr_local_inv, IBV_WR_LOCAL_INV, inv, 0, NULL, NULL, \
 	  (struct ibv_qp_ex *qx, uint32_t inv), (qx, inv))
 
-#define X(f, op, rk, ra, P, A) \
+#define X(f, op, rk, ra, xmw, xbi, P, A) \
 static void t_##f P \
 { \
-	x_add(qx, op, rk, ra)->f A; \
+	x_add(qx, op, rk, ra, xmw, xbi)->f A; \
 }
 RC_X_BUILDERS(X)
 #undef X
@@ -1265,6 +1522,7 @@ void rc_wr_wrap_(struct ibv_context *ctx)
 	wctx[i].post_recv = o->post_recv;
 	wctx[i].post_srq_recv = o->post_srq_recv;
 	wctx[i].poll_cq = o->poll_cq;
+	wctx[i].bind_mw = o->bind_mw;
 	last_ops = wctx[i];
 	__atomic_store_n(&wctx[i].ctx, ctx, __ATOMIC_RELEASE);
 	o->post_send = t_post_send;
@@ -1272,6 +1530,8 @@ void rc_wr_wrap_(struct ibv_context *ctx)
 	if (o->post_srq_recv)
 		o->post_srq_recv = t_post_srq_recv;
 	o->poll_cq = t_poll_cq;
+	if (o->bind_mw)
+		o->bind_mw = t_bind_mw;
 	pthread_mutex_unlock(&wctx_lock);
 }
 
@@ -1351,7 +1611,9 @@ void rc_wr_mr_check_(struct rc_call *c, struct ibv_mr *mr, const char *why)
 	struct rc_finding f;
 	struct mr_rec *m;
 	struct rc_obj o;
-	unsigned n = 0, r = 0;
+	unsigned n = 0, r = 0, w = 0;
+	uint64_t wa = 0, wl = 0;
+	uint32_t wk = 0;
 
 	if (!mr || c->internal)
 		return;
@@ -1359,6 +1621,11 @@ void rc_wr_mr_check_(struct rc_call *c, struct ibv_mr *mr, const char *why)
 	if ((m = mr_of(mr))) {
 		n = m->inflight - m->rinflight;
 		r = m->rinflight;
+		if ((w = m->mwinflight)) {
+			wk = m->mw_rkey;
+			wa = m->mw_addr;
+			wl = m->mw_len;
+		}
 	}
 	wr_drop();
 	if (n)
@@ -1369,6 +1636,19 @@ void rc_wr_mr_check_(struct rc_call *c, struct ibv_mr *mr, const char *why)
 				"complete with IBV_WC_LOC_PROT_ERR", why,
 				(void *)mr, n, n == 1 ? "" : "s",
 				n == 1 ? "s" : "", mr->lkey);
+	else if (w)
+		rc_finding_init(&f, RC_R_MR_DEREG_WITH_WR_IN_FLIGHT, c,
+				"%s(%p) while %u RDMA or atomic WR%s posted "
+				"here and not yet seen completed target%s it, "
+				"%u through memory window rkey %#x bound to "
+				"[%#llx, +%llu) of it: the peer's NIC may "
+				"still read or write the memory; while a "
+				"window is bound the deregistration fails "
+				"with EINVAL, once unbound those WRs complete "
+				"with IBV_WC_REM_ACCESS_ERR", why, (void *)mr,
+				r, r == 1 ? "" : "s", r == 1 ? "s" : "", w,
+				wk, (unsigned long long)wa,
+				(unsigned long long)wl);
 	else if (r)
 		rc_finding_init(&f, RC_R_MR_DEREG_WITH_WR_IN_FLIGHT, c,
 				"%s(%p) while %u RDMA or atomic WR%s posted "
@@ -1505,6 +1785,8 @@ void rc_wr_qp_gone_(struct ibv_qp *qp)
 	w = wq_find(qp);
 	if (w && !w->is_srq) {
 		wq_unhash(w);
+		if (bound_mws)
+			mw_qp_gone(w->h);
 		ring_drop(&w->sq, w->scq);
 		ring_drop(&w->rq, w->rcq);
 		cq_put(w->scq);
@@ -1514,6 +1796,21 @@ void rc_wr_qp_gone_(struct ibv_qp *qp)
 			free(w->srq);
 		free(w);
 	}
+	wr_drop();
+}
+
+void rc_wr_mw_gone_(struct ibv_mw *mw)
+{
+	struct mw_rec **pp, *x;
+
+	wr_take();
+	for (pp = &mw_tab[hptr(mw)]; (x = *pp); pp = &x->next_h)
+		if (x->mw == mw) {
+			mw_unbind(x);
+			*pp = x->next_h;
+			free(x);
+			break;
+		}
 	wr_drop();
 }
 

@@ -251,7 +251,7 @@ static const char *const unswept[] = {
 	"ibv_open_qp", "ibv_open_xrcd", "ibv_reg_dm_mr",
 	/* the data path (OP, track_wr=1): garbage crashes the provider too */
 	"ibv_post_send", "ibv_post_recv", "ibv_post_srq_recv", "ibv_poll_cq",
-	"ibv_wr_complete",
+	"ibv_wr_complete", "ibv_bind_mw",
 	/* libc memory (track_buffers=1): forwarded as the program passed it */
 	"free", "realloc", "munmap",
 	/* RDMACM_1.4, not in rdma-core 44.0's headers */

@@ -330,6 +330,127 @@ static NOINLINE void mr_dereg_with_wr_in_flight_rkey(void)
 	close_all();
 }
 
+/* The name of an errno value a call returned (the same on every backend). */
+static const char *err_name(int e)
+{
+	static char b[32];
+
+	switch (e) {
+	case 0:
+		return "0";
+	case EINVAL:
+		return "EINVAL";
+	case EBUSY:
+		return "EBUSY";
+	case EOPNOTSUPP:
+		return "EOPNOTSUPP";
+	}
+	snprintf(b, sizeof(b), "errno %d", e);
+	return b;
+}
+
+/* One BIND_MW (type 2) or LOCAL_INV WR posted on B, its completion
+ * polled: m2 NULL unbinds. */
+static void b_local_op(enum ibv_wr_opcode op, uint64_t id, struct ibv_mw *mw,
+		       uint32_t rkey, struct ibv_mr *m2)
+{
+	struct ibv_send_wr wr, *badwr;
+
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = id;
+	wr.opcode = op;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	if (op == IBV_WR_BIND_MW) {
+		wr.bind_mw.mw = mw;
+		wr.bind_mw.rkey = rkey;
+		wr.bind_mw.bind_info.mr = m2;
+		wr.bind_mw.bind_info.addr = (uintptr_t)buf + BUF;
+		wr.bind_mw.bind_info.length = BUF;
+		wr.bind_mw.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+	} else {
+		wr.invalidate_rkey = rkey;
+	}
+	if (ibv_post_send(qp[B], &wr, &badwr))
+		scn_die("ibv_post_send(BIND_MW/LOCAL_INV)");
+	poll_one(B);
+}
+
+/*
+ * A memory window bound on B to B's MR m2 (type 2: an IBV_WR_BIND_MW on
+ * B; type 1, mw1: ibv_bind_mw), an RDMA WRITE from A through the
+ * window's rkey, not yet polled when m2 is deregistered: the dereg fails
+ * (a window is bound: its errno printed), A's completion is polled, the
+ * window invalidated (type 2) and deallocated, m2 deregistered (clean:
+ * the WRITE polled, the window gone, then m2 deregistered).
+ */
+static NOINLINE void mw_run(bool type1)
+{
+	struct ibv_send_wr wr, *badwr;
+	struct ibv_mw_bind mb;
+	struct ibv_mw *mw;
+	struct ibv_mr *m2;
+	struct ibv_sge sg;
+	uint32_t rkey;
+
+	open_all(16);
+	m2 = ibv_reg_mr(pd, buf + BUF, BUF, IBV_ACCESS_LOCAL_WRITE |
+			IBV_ACCESS_REMOTE_WRITE | IBV_ACCESS_MW_BIND);
+	if (!m2)
+		scn_die("ibv_reg_mr");
+	mw = ibv_alloc_mw(pd, type1 ? IBV_MW_TYPE_1 : IBV_MW_TYPE_2);
+	if (!mw)
+		scn_die("ibv_alloc_mw");
+	connect_all();
+	if (type1) {
+		memset(&mb, 0, sizeof(mb));
+		mb.wr_id = 4;
+		mb.send_flags = IBV_SEND_SIGNALED;
+		mb.bind_info.mr = m2;
+		mb.bind_info.addr = (uintptr_t)buf + BUF;
+		mb.bind_info.length = BUF;
+		mb.bind_info.mw_access_flags = IBV_ACCESS_REMOTE_WRITE;
+		if (ibv_bind_mw(qp[B], mw, &mb))
+			scn_die("ibv_bind_mw");
+		poll_one(B);
+		rkey = mw->rkey;
+	} else {
+		rkey = ibv_inc_rkey(mw->rkey);
+		b_local_op(IBV_WR_BIND_MW, 4, mw, rkey, m2);
+	}
+	sg = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 8,
+			       .lkey = mr->lkey };
+	memset(&wr, 0, sizeof(wr));
+	wr.wr_id = 3;
+	wr.sg_list = &sg;
+	wr.num_sge = 1;
+	wr.opcode = IBV_WR_RDMA_WRITE;
+	wr.send_flags = IBV_SEND_SIGNALED;
+	wr.wr.rdma.remote_addr = (uintptr_t)buf + BUF + 16;
+	wr.wr.rdma.rkey = rkey;
+	if (ibv_post_send(qp[A], &wr, &badwr))
+		scn_die("ibv_post_send");
+	if (bad)
+		printf("scenario: ibv_dereg_mr with a window bound: %s\n",
+		       err_name(ibv_dereg_mr(m2)));
+	poll_one(A);
+	if (!type1)
+		b_local_op(IBV_WR_LOCAL_INV, 5, mw, rkey, NULL);
+	if (ibv_dealloc_mw(mw))
+		scn_die("ibv_dealloc_mw");
+	printf("scenario: ibv_dereg_mr: %s\n", err_name(ibv_dereg_mr(m2)));
+	close_all();
+}
+
+static NOINLINE void mr_dereg_with_wr_in_flight_mw(void)
+{
+	mw_run(false);
+}
+
+static NOINLINE void mr_dereg_with_wr_in_flight_mw1(void)
+{
+	mw_run(true);
+}
+
 /* A receive whose lkey is of an MR on another PD. */
 static NOINLINE void wr_sge_outside_mr_pd(void)
 {
@@ -553,6 +674,9 @@ static const struct {
 	{ "mr-dereg-with-wr-in-flight-qpx", mr_dereg_with_wr_in_flight_qpx },
 	{ "mr-dereg-with-wr-in-flight-rkey",
 	  mr_dereg_with_wr_in_flight_rkey },
+	{ "mr-dereg-with-wr-in-flight-mw", mr_dereg_with_wr_in_flight_mw },
+	{ "mr-dereg-with-wr-in-flight-mw1",
+	  mr_dereg_with_wr_in_flight_mw1 },
 	{ "wr-sge-outside-mr", wr_sge_outside_mr },
 	{ "wr-sge-outside-mr-qpx", wr_sge_outside_mr_qpx },
 	{ "wr-sge-outside-mr-pd", wr_sge_outside_mr_pd },
