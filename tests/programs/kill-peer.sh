@@ -63,29 +63,48 @@ kp_ticks()
 	awk '{ print $12 + $13 }'
 }
 
-# kp_cpu PID: the clock ticks PID uses over half a second (a measuring
-# window, not a wait for anything); fails when PID is gone.
-kp_cpu()
+# kp_sample PID: over half a second (a measuring window, not a wait for
+# anything), the clock ticks PID used (kp_used) and in how many of 10
+# looks one of its threads was running or runnable (kp_run); kp_seen
+# says what the last look saw (each thread's state and wait channel).
+# Fails when PID is gone.  A spinner on a loaded machine may get little
+# CPU, but it is always runnable; a blocked process is not.
+kp_sample()
 {
 	_t0=$(kp_ticks "$1")
-	sleep 0.5
+	kp_run=0
+	for _i in 1 2 3 4 5 6 7 8 9 10; do
+		kp_seen=$(for _t in /proc/"$1"/task/*; do
+			printf '%s:%s ' \
+			    "$(sed 's/.*) //' "$_t/stat" 2>/dev/null |
+			       cut -d' ' -f1)" \
+			    "$(cat "$_t/wchan" 2>/dev/null)"
+		done)
+		case " $kp_seen" in
+		*" R:"*) kp_run=$((kp_run + 1)) ;;
+		esac
+		sleep 0.05
+	done
 	_t1=$(kp_ticks "$1")
-	[ -n "$_t0" ] && [ -n "$_t1" ] && echo $((_t1 - _t0))
+	[ -n "$_t0" ] && [ -n "$_t1" ] && kp_used=$((_t1 - _t0))
 }
 
-# kp_blocked PID: PID uses at most 5 % of a CPU over half a second: it is
-# blocked in a wait, not spinning.
+# kp_blocked PID: PID uses at most 5 % of a CPU over half a second and
+# is seldom runnable: it is blocked in a wait, not spinning.
 kp_blocked()
 {
-	_used=$(kp_cpu "$1") &&
-		[ "$_used" -le $(($(getconf CLK_TCK) / 40)) ]
+	kp_sample "$1" &&
+		[ "$kp_used" -le $(($(getconf CLK_TCK) / 40)) ] &&
+		[ "$kp_run" -le 2 ]
 }
 
-# kp_spinning PID: PID uses at least 10 % of a CPU over half a second.
+# kp_spinning PID: PID uses at least 10 % of a CPU over half a second,
+# or was runnable at 8 looks of 10 (a spinner the machine's load starves).
 kp_spinning()
 {
-	_used=$(kp_cpu "$1") &&
-		[ "$_used" -ge $(($(getconf CLK_TCK) / 20)) ]
+	kp_sample "$1" &&
+		{ [ "$kp_used" -ge $(($(getconf CLK_TCK) / 20)) ] ||
+		  [ "$kp_run" -ge 8 ]; }
 }
 
 # kp_hangs PID KINDS: PID hangs in one of the ways KINDS allows; sets
@@ -244,7 +263,9 @@ kp_run()
 		fi
 	else
 		lo_log "FAIL $_what: the $_sv still runs after" \
-		       "$KP_BOUND s${_hang:+, not as it may: $_hang}"
+		       "$KP_BOUND s${_hang:+, not as it may: $_hang}" \
+		       "(${kp_used:-?} ticks in 0.5 s, runnable at" \
+		       "${kp_run:-?}/10 looks; threads: ${kp_seen:-gone})"
 		lo_show "$_d/server.out" "$_d/server.err" "$_d/client.out" \
 			"$_d/client.err"
 		lo_fail=1
