@@ -60,6 +60,17 @@ struct rc_v_links {
 };
 void rc_v_track(struct rc_call *c, enum rc_kind kind, const void *h,
 		const struct rc_v_links *l, unsigned flags, struct rc_obj *o);
+/* The cm id that owns a QP (SRQ) librdmacm makes for it, and whether the
+ * id is the library's (RC_F_LIB follows the id's). */
+struct rc_v_owner {
+	struct rc_ref id;
+	bool lib;
+};
+/* rc_v_track of an object owned by a cm id: recorded with its owner in
+ * the one insert (rdma_create_qp's QP, no update after). */
+void rc_v_track_owned(struct rc_call *c, enum rc_kind kind, const void *h,
+		      const struct rc_v_links *l, const struct rc_v_owner *w,
+		      struct rc_obj *o);
 
 /*
  * rc_v_require(..., RC_USE, ...) of the parent an object is about to be

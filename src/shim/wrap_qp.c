@@ -70,15 +70,11 @@ static bool check_create(struct rc_call *c, struct rdma_cm_id *id,
  * when the program took it away with ibv_destroy_qp: id->qp still points
  * at it).
  */
-struct owner_arg {
-	struct rc_ref id;
-	bool lib;
-};
 
 /* The cm id's QP (SRQ) is the id owner's to free, with the id's calls. */
 static void owner_fn(struct rc_obj *q, void *arg)
 {
-	struct owner_arg *a = arg;
+	struct rc_v_owner *a = arg;
 
 	q->u.vb.id = a->id;
 	if (a->lib)
@@ -110,7 +106,7 @@ void rc_qp_links(enum rc_kind kind, void *h, struct rc_v_links *l)
 void rc_track_owned(struct rc_call *c, struct rdma_cm_id *id,
 		    const struct rc_obj *idrec, enum rc_kind kind, void *h)
 {
-	struct owner_arg a = { { 0, 0 }, false };
+	struct rc_v_owner a = { { 0, 0 }, false };
 	struct rc_v_links l;
 	struct rc_obj q, o;
 
@@ -140,16 +136,52 @@ void rc_track_owned(struct rc_call *c, struct rdma_cm_id *id,
 /* rdma_create_ep makes the QP before we learn of the id: link them. */
 void rc_qp_set_owner(const struct rc_obj *id)
 {
-	struct owner_arg a = { rc_ref_of(id), (id->flags & RC_F_LIB) != 0 };
+	struct rc_v_owner a = { rc_ref_of(id), (id->flags & RC_F_LIB) != 0 };
 	struct ibv_qp *qp = RC_ID(id)->qp;
 
 	if (qp)
 		rc_update_live(qp, RC_K_QP, owner_fn, &a);
 }
 
+/*
+ * The QP a user's rdma_create_qp(_ex) is making for a known id, on this
+ * thread while it forwards (NULL: none): the library's own ibv_create_qp
+ * inside records the QP with its owner in the one insert, and says so in
+ * made (the QP's handle), so that no update follows.
+ */
+struct qp_making {
+	const struct rdma_cm_id *id;
+	struct rc_v_owner w;
+	uintptr_t made;
+};
+static RC_TLS struct qp_making *qp_making;
+
+/* rdma_create_qp's and _ex's way: prev, the outer one's (restored). */
+static inline void making_begin(struct qp_making *m, struct qp_making **prev,
+				const struct rdma_cm_id *id,
+				const struct rc_obj *o)
+{
+	*prev = qp_making;
+	m->id = id;
+	m->w.id = rc_ref_of(o);
+	m->w.lib = o->flags & RC_F_LIB;
+	m->made = 0;
+	qp_making = o->handle ? m : NULL;
+}
+
+/* After the forward: was id's QP recorded with its owner already? */
+static inline bool making_end(const struct qp_making *m,
+			      struct qp_making *prev,
+			      const struct rdma_cm_id *id)
+{
+	qp_making = prev;
+	return m->made && m->made == (uintptr_t)id->qp;
+}
+
 int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 		   struct ibv_qp_init_attr *qp_init_attr)
 {
+	struct qp_making m, *prev = NULL;
 	RC_CALL(c);
 	struct rc_obj o;
 	int ret;
@@ -162,8 +194,11 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 			return -1;
 		if (o.handle && !check_create(&c, id, &o, pd != NULL))
 			return -1;
+		making_begin(&m, &prev, id, &o);
 	}
 	ret = RC_FWD(&c, RC_REAL(rdma_create_qp)(id, pd, qp_init_attr));
+	if (!c.skip && !c.internal && making_end(&m, prev, id))
+		return ret;
 	if (ret == 0 && !c.skip)
 		rc_track_owned(&c, id, c.internal ? NULL : &o, RC_K_QP,
 			       id->qp);
@@ -173,6 +208,7 @@ int rdma_create_qp(struct rdma_cm_id *id, struct ibv_pd *pd,
 int rdma_create_qp_ex(struct rdma_cm_id *id,
 		      struct ibv_qp_init_attr_ex *qp_init_attr)
 {
+	struct qp_making m, *prev = NULL;
 	RC_CALL(c);
 	struct rc_obj o;
 	int ret;
@@ -185,8 +221,17 @@ int rdma_create_qp_ex(struct rdma_cm_id *id,
 			return -1;
 		if (o.handle && !check_create(&c, id, &o, has_pd(qp_init_attr)))
 			return -1;
+		making_begin(&m, &prev, id, &o);
+	} else if (!c.skip && qp_making && qp_making->id == id) {
+		/* Inside the user's rdma_create_qp: its QP is the outer's. */
+		ret = RC_FWD(&c, RC_REAL(rdma_create_qp_ex)(id, qp_init_attr));
+		if (ret == 0 && qp_making->made != (uintptr_t)id->qp)
+			rc_track_owned(&c, id, NULL, RC_K_QP, id->qp);
+		return ret;
 	}
 	ret = RC_FWD(&c, RC_REAL(rdma_create_qp_ex)(id, qp_init_attr));
+	if (!c.skip && !c.internal && making_end(&m, prev, id))
+		return ret;
 	if (ret == 0 && !c.skip)
 		rc_track_owned(&c, id, c.internal ? NULL : &o, RC_K_QP,
 			       id->qp);
@@ -321,7 +366,15 @@ struct ibv_qp *ibv_create_qp(struct ibv_pd *pd,
 	qp = RC_FWD(&c, RC_REAL(ibv_create_qp)(pd, qp_init_attr));
 	if (qp) {
 		rc_qp_links(RC_K_QP, qp, &l);
-		rc_v_track(&c, RC_K_QP, qp, &l, 0, &o);
+		if (c.internal && qp_making && !qp_making->made) {
+			/* librdmacm's, for the id rdma_create_qp names. */
+			rc_v_track_owned(&c, RC_K_QP, qp, &l, &qp_making->w,
+					 &o);
+			if (o.gen)
+				qp_making->made = (uintptr_t)qp;
+		} else {
+			rc_v_track(&c, RC_K_QP, qp, &l, 0, &o);
+		}
 		rc_wr_qp_made(qp, false);
 	}
 	return qp;

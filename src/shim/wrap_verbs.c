@@ -288,12 +288,20 @@ void rc_v_unlink_pre(struct rc_call *c)
 	c->pre_link = (struct rc_ref){ 0, 0 };
 }
 
-void rc_v_track(struct rc_call *c, enum rc_kind kind, const void *h,
-		const struct rc_v_links *l, unsigned flags, struct rc_obj *o)
+static inline void v_track(struct rc_call *c, enum rc_kind kind,
+			   const void *h, const struct rc_v_links *l,
+			   unsigned flags, const struct rc_v_owner *w,
+			   struct rc_obj *o)
 {
 	unsigned i;
 
-	rc_obj_init(c, kind, h, flags | (c->internal ? RC_F_LIB : 0), o);
+	if (w)
+		flags = (flags & ~RC_F_LIB) | (w->lib ? RC_F_LIB : 0);
+	else if (c->internal)
+		flags |= RC_F_LIB;
+	rc_obj_init(c, kind, h, flags, o);
+	if (w)
+		o->u.vb.id = w->id;
 	/* Just made: read as is (rc_peek is a system call). */
 	switch (kind) {
 	case RC_K_QP:
@@ -337,6 +345,19 @@ void rc_v_track(struct rc_call *c, enum rc_kind kind, const void *h,
 	unlink_ref(o->u.vb.parent, RC_T_VB_NCHILD);
 	for (i = 0; i < RC_ARRAY_SIZE(o->u.vb.use); i++)
 		unlink_ref(o->u.vb.use[i], RC_T_VB_NUSERS);
+}
+
+void rc_v_track(struct rc_call *c, enum rc_kind kind, const void *h,
+		const struct rc_v_links *l, unsigned flags, struct rc_obj *o)
+{
+	v_track(c, kind, h, l, flags, NULL, o);
+}
+
+void rc_v_track_owned(struct rc_call *c, enum rc_kind kind, const void *h,
+		      const struct rc_v_links *l, const struct rc_v_owner *w,
+		      struct rc_obj *o)
+{
+	v_track(c, kind, h, l, 0, w, o);
 }
 
 void rc_v_gone(struct rc_call *c, const struct rc_obj *o)
