@@ -1222,10 +1222,13 @@ static const struct ibv_qp_ex *x_set(struct ibv_qp_ex *qx, size_t n,
 	return o;
 }
 
-/* The builders: field, opcode, rkey, remote address, window and bind,
- * prototype. */
+/*
+ * The builders: field, opcode, rkey, remote address, window and bind,
+ * prototype.
+ */
 #define RC_X_BUILDERS(X) \
-	X(wr_send, IBV_WR_SEND, 0, 0, NULL, NULL, (struct ibv_qp_ex *qx), (qx)) \
+	X(wr_send, IBV_WR_SEND, 0, 0, NULL, NULL, \
+	  (struct ibv_qp_ex *qx), (qx)) \
 	X(wr_send_imm, IBV_WR_SEND_WITH_IMM, 0, 0, NULL, NULL, \
 	  (struct ibv_qp_ex *qx, __be32 imm), (qx, imm)) \
 	X(wr_send_inv, IBV_WR_SEND_WITH_INV, inv, 0, NULL, NULL, \

@@ -22,7 +22,7 @@
 #define BUF 4096
 
 static bool bad;
-static bool qpx;		/* QPs made with send_ops_flags, sends by ibv_wr_* */
+static bool qpx;	/* QPs made with send_ops_flags, sends by ibv_wr_* */
 static struct ibv_context *ctx;
 static struct ibv_pd *pd;
 static struct ibv_cq *cq[2];
