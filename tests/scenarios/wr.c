@@ -176,6 +176,20 @@ static int post_send(struct ibv_qp *q, uint64_t id, uint64_t addr,
 	return ibv_wr_complete(qx);
 }
 
+/* A signalled RDMA WRITE of len bytes at addr to raddr/rkey, on q. */
+static int post_write(struct ibv_qp *q, uint64_t id, uint64_t addr,
+		      uint32_t len, uint32_t lkey, uint64_t raddr,
+		      uint32_t rkey)
+{
+	struct ibv_sge s = { .addr = addr, .length = len, .lkey = lkey };
+	struct ibv_send_wr wr = { .wr_id = id, .sg_list = &s, .num_sge = 1,
+		.opcode = IBV_WR_RDMA_WRITE, .send_flags = IBV_SEND_SIGNALED,
+		.wr.rdma = { .remote_addr = raddr, .rkey = rkey } };
+	struct ibv_send_wr *badwr;
+
+	return ibv_post_send(q, &wr, &badwr);
+}
+
 /* One completion on c, printed. */
 static void poll_one(int i)
 {
@@ -289,9 +303,7 @@ static NOINLINE void mr_dereg_with_wr_in_flight_qpx(void)
  */
 static NOINLINE void mr_dereg_with_wr_in_flight_rkey(void)
 {
-	struct ibv_send_wr wr, *badwr;
 	struct ibv_mr *m2;
-	struct ibv_sge sg;
 	struct ibv_wc wc;
 	int n;
 
@@ -301,17 +313,8 @@ static NOINLINE void mr_dereg_with_wr_in_flight_rkey(void)
 	if (!m2)
 		scn_die("ibv_reg_mr");
 	connect_all();
-	sg = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 8,
-			       .lkey = mr->lkey };
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 3;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = (uintptr_t)buf + BUF;
-	wr.wr.rdma.rkey = m2->rkey;
-	if (ibv_post_send(qp[A], &wr, &badwr))
+	if (post_write(qp[A], 3, (uintptr_t)buf, 8, mr->lkey,
+		       (uintptr_t)buf + BUF, m2->rkey))
 		scn_die("ibv_post_send");
 	if (!bad) {
 		poll_one(A);
@@ -385,11 +388,9 @@ static void b_local_op(enum ibv_wr_opcode op, uint64_t id, struct ibv_mw *mw,
  */
 static NOINLINE void mw_run(bool type1)
 {
-	struct ibv_send_wr wr, *badwr;
 	struct ibv_mw_bind mb;
 	struct ibv_mw *mw;
 	struct ibv_mr *m2;
-	struct ibv_sge sg;
 	uint32_t rkey;
 
 	open_all(16);
@@ -417,17 +418,8 @@ static NOINLINE void mw_run(bool type1)
 		rkey = ibv_inc_rkey(mw->rkey);
 		b_local_op(IBV_WR_BIND_MW, 4, mw, rkey, m2);
 	}
-	sg = (struct ibv_sge){ .addr = (uintptr_t)buf, .length = 8,
-			       .lkey = mr->lkey };
-	memset(&wr, 0, sizeof(wr));
-	wr.wr_id = 3;
-	wr.sg_list = &sg;
-	wr.num_sge = 1;
-	wr.opcode = IBV_WR_RDMA_WRITE;
-	wr.send_flags = IBV_SEND_SIGNALED;
-	wr.wr.rdma.remote_addr = (uintptr_t)buf + BUF + 16;
-	wr.wr.rdma.rkey = rkey;
-	if (ibv_post_send(qp[A], &wr, &badwr))
+	if (post_write(qp[A], 3, (uintptr_t)buf, 8, mr->lkey,
+		       (uintptr_t)buf + BUF + 16, rkey))
 		scn_die("ibv_post_send");
 	if (bad)
 		printf("scenario: ibv_dereg_mr with a window bound: %s\n",
